@@ -1,0 +1,46 @@
+# Coffer: `make test` runs the whole suite, `make demo` the end-to-end tour.
+PREFIX ?= /usr/local
+DESTDIR ?=
+SWIFT ?= swift
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+BUILD_LOG := .build/build.log
+
+.PHONY: all bootstrap build release test lint demo install uninstall clean
+
+all: build
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+build: bootstrap
+	$(SWIFT) build
+
+release: bootstrap
+	$(SWIFT) build -c release
+
+# Builds everything (failing on any compiler warning), checks formatting, then runs every test.
+test: bootstrap
+	@mkdir -p .build
+	$(SWIFT) build --build-tests 2>&1 | tee $(BUILD_LOG)
+	@if grep -E "(warning|error):" $(BUILD_LOG) | grep -v "^warning: 'main': Source files" >/dev/null; then \
+		echo "make test: the build printed warnings or errors" >&2; exit 1; fi
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Examples
+	$(SWIFT) test
+
+lint:
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Examples
+
+demo: bootstrap
+	$(SWIFT) build
+	scripts/demo.sh "$$($(SWIFT) build --show-bin-path)"
+
+install: release
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/coffer" "$(DESTDIR)$(PREFIX)/bin/coffer"
+
+uninstall:
+	rm -f "$(DESTDIR)$(PREFIX)/bin/coffer"
+
+clean:
+	rm -rf .build

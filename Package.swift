@@ -1,0 +1,31 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Coffer",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Coffer", targets: ["Coffer"]),
+        .library(name: "CofferCLI", targets: ["CofferCLI"]),
+        .executable(name: "coffer", targets: ["coffer"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CGPGME",
+            pkgConfig: "gpgme",
+            providers: [.apt(["libgpgme-dev"]), .brew(["gpgme"])]
+        ),
+        .target(name: "Coffer", dependencies: ["CGPGME"]),
+        .target(name: "CofferCLI", dependencies: ["Coffer"]),
+        .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
+        .executableTarget(
+            name: "keychain-example",
+            dependencies: ["Coffer"],
+            path: "Examples/KeychainExample"
+        ),
+        .target(name: "CofferTestSupport", dependencies: ["Coffer"], path: "Tests/CofferTestSupport"),
+        .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport"]),
+        .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "Coffer", "CofferTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

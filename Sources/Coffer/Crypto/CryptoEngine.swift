@@ -1,0 +1,68 @@
+/// Encrypts, decrypts, signs and verifies for the store; ``GPGMEEngine`` is the real one.
+///
+/// Implementations must be safe to call from many threads at once.
+public protocol CryptoEngine: Sendable {
+    /// Encrypts `plaintext` to every recipient, without compression and without the user's encrypt-to keys.
+    ///
+    /// A recipient is anything gpg accepts for `-r`: a fingerprint, a key id, a user id or a gpg.conf group.
+    func encrypt(_ plaintext: SecureBytes, to recipients: [String]) throws -> [UInt8]
+
+    /// Decrypts an OpenPGP message.
+    func decrypt(_ ciphertext: [UInt8]) throws -> SecureBytes
+
+    /// Makes a detached binary signature of `data` with the secret key `signer`.
+    func signDetached(_ data: [UInt8], signer: String) throws -> [UInt8]
+
+    /// Verifies a detached signature and returns one result per signature found.
+    func verifyDetached(signature: [UInt8], of data: [UInt8]) throws -> [SignatureCheck]
+
+    /// Lists keys matching any of `patterns` (all keys when empty); `secretOnly` lists secret keys.
+    func keys(matching patterns: [String], secretOnly: Bool) throws -> [KeyInfo]
+
+    /// The key ids (16 hex digits) of the valid encryption subkeys that `recipients` resolve to.
+    func encryptionKeyIDs(for recipients: [String]) throws -> Set<String>
+}
+
+/// One signature checked by ``CryptoEngine/verifyDetached(signature:of:)``.
+public struct SignatureCheck: Sendable, Equatable {
+    /// The fingerprints of the signing subkey and of its primary key (one entry when they are the same).
+    public let fingerprints: [String]
+    /// Whether the signature is cryptographically good (gpg's `VALIDSIG`), whatever the key's trust.
+    public let isValid: Bool
+
+    /// Creates a result.
+    public init(fingerprints: [String], isValid: Bool) {
+        self.fingerprints = fingerprints
+        self.isValid = isValid
+    }
+}
+
+/// A key in the keyring.
+public struct KeyInfo: Sendable, Equatable {
+    /// One subkey (the primary key is the first).
+    public struct Subkey: Sendable, Equatable {
+        /// The 40 (or 64) hex digit fingerprint.
+        public let fingerprint: String
+        /// The long key id, 16 hex digits.
+        public let keyID: String
+        /// Whether the subkey may encrypt.
+        public let canEncrypt: Bool
+        /// Whether the subkey may sign.
+        public let canSign: Bool
+        /// Whether the subkey is expired, revoked, disabled or invalid.
+        public let isUnusable: Bool
+    }
+
+    /// The primary key's fingerprint.
+    public let fingerprint: String
+    /// The user ids, primary first.
+    public let userIDs: [String]
+    /// The primary key and its subkeys.
+    public let subkeys: [Subkey]
+    /// Whether the secret part is in the keyring.
+    public let hasSecret: Bool
+    /// Whether the whole key is expired.
+    public let isExpired: Bool
+    /// Whether the whole key is revoked.
+    public let isRevoked: Bool
+}

@@ -1,0 +1,50 @@
+/// The parts of `PASSWORD_STORE_GPG_OPTS` that the GPGME engine can express.
+///
+/// gpg options are words; `--homedir DIR`, `--trust-model always` (also `--always-trust`) are applied.
+/// Every other word is kept in ``ignored`` so that the CLI can say that it was not applied.
+public struct GPGOptions: Sendable, Equatable {
+    /// The keyring folder (`--homedir`); `nil` means `GNUPGHOME` or `~/.gnupg`.
+    public var homeDirectory: String?
+    /// Whether recipients are used whatever their trust (`--trust-model always`).
+    public var alwaysTrust: Bool
+    /// Options that GPGME cannot express and that are therefore not applied.
+    public var ignored: [String]
+
+    /// Options with everything at gpg's defaults.
+    public init(homeDirectory: String? = nil, alwaysTrust: Bool = false, ignored: [String] = []) {
+        self.homeDirectory = homeDirectory
+        self.alwaysTrust = alwaysTrust
+        self.ignored = ignored
+    }
+
+    /// Parses a `PASSWORD_STORE_GPG_OPTS` value (words separated by white space, as the shell splits it).
+    public init(parsing value: String) {
+        self.init()
+        let words = value.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
+        var index = 0
+        func operand(_ name: String, _ word: String) -> String? {
+            if word.hasPrefix(name + "=") { return String(word.dropFirst(name.count + 1)) }
+            guard word == name, index + 1 < words.count else { return nil }
+            index += 1
+            return words[index]
+        }
+        while index < words.count {
+            let word = words[index]
+            if let directory = operand("--homedir", word) {
+                homeDirectory = directory
+            } else if let model = operand("--trust-model", word) {
+                alwaysTrust = model == "always"
+                if model != "always" { ignored.append("--trust-model \(model)") }
+            } else if word == "--always-trust" {
+                alwaysTrust = true
+            } else if ["--quiet", "--yes", "--batch", "--no-tty", "--compress-algo=none", "--no-encrypt-to"]
+                .contains(word)
+            {
+                // Already what the engine does.
+            } else {
+                ignored.append(word)
+            }
+            index += 1
+        }
+    }
+}

@@ -1,0 +1,58 @@
+/// Reads the public-key-encrypted session key packets at the head of an OpenPGP message.
+///
+/// This tells which keys a file is encrypted to without decrypting it, as
+/// `gpg --list-only` does, so re-encryption can skip entries whose keys already match.
+enum OpenPGPPackets {
+    /// The long key ids (16 upper-case hex digits) of every PKESK packet before the encrypted data.
+    ///
+    /// Returns `nil` when the bytes do not start with OpenPGP packets.
+    static func recipientKeyIDs(_ message: [UInt8]) -> Set<String>? {
+        var ids = Set<String>()
+        var offset = 0
+        while offset < message.count {
+            let header = message[offset]
+            guard header & 0x80 != 0 else { return offset == 0 ? nil : ids }
+            var tag: Int
+            var length: Int
+            var bodyStart: Int
+            if header & 0x40 != 0 {
+                tag = Int(header & 0x3f)
+                guard offset + 1 < message.count else { return nil }
+                let first = Int(message[offset + 1])
+                if first < 192 {
+                    (length, bodyStart) = (first, offset + 2)
+                } else if first < 224 {
+                    guard offset + 2 < message.count else { return nil }
+                    length = ((first - 192) << 8) + Int(message[offset + 2]) + 192
+                    bodyStart = offset + 3
+                } else if first == 255 {
+                    guard offset + 5 < message.count else { return nil }
+                    length = message[(offset + 2)...(offset + 5)].reduce(0) { $0 << 8 | Int($1) }
+                    bodyStart = offset + 6
+                } else {
+                    // A partial body length: only encrypted data uses it, so the key packets are over.
+                    return ids
+                }
+            } else {
+                tag = Int((header >> 2) & 0x0f)
+                let lengthType = Int(header & 0x03)
+                guard lengthType != 3 else { return ids }
+                let size = 1 << lengthType
+                guard offset + size < message.count else { return nil }
+                length = message[(offset + 1)...(offset + size)].reduce(0) { $0 << 8 | Int($1) }
+                bodyStart = offset + 1 + size
+            }
+            guard tag == 1 else { return ids }
+            // Version 3 PKESK: version byte, then the 8-byte key id.
+            guard bodyStart + 9 <= message.count, message[bodyStart] == 3 else { return nil }
+            ids.insert(message[(bodyStart + 1)...(bodyStart + 8)].map(hexByte).joined())
+            offset = bodyStart + length
+        }
+        return ids
+    }
+
+    private static func hexByte(_ byte: UInt8) -> String {
+        let digits = Array("0123456789ABCDEF")
+        return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]])
+    }
+}

@@ -1,0 +1,102 @@
+/// A git work tree that holds (part of) a store, driven through the user's own `git`.
+///
+/// Every call runs with the variables pass unsets removed and `GIT_CEILING_DIRECTORIES` set to the
+/// store's parent, so git never finds a repository above the store.
+public struct GitRepository: Sendable {
+    /// Where git's own output goes.
+    public enum Output: Sendable {
+        /// Collected and dropped (library use); failures still throw with git's message.
+        case quiet
+        /// Written to this process's standard output and error, as pass does.
+        case inherit
+    }
+
+    /// The folder git is run in (`git -C`).
+    public let directory: String
+    /// The store root, used for `GIT_CEILING_DIRECTORIES`.
+    public let storeRoot: String
+
+    /// A repository rooted at `directory`, for a store at `storeRoot`.
+    public init(directory: String, storeRoot: String) {
+        self.directory = directory
+        self.storeRoot = storeRoot
+    }
+
+    /// The variables pass removes before running git.
+    public static let unsetVariables: Set<String> = [
+        "GIT_DIR", "GIT_WORK_TREE", "GIT_NAMESPACE", "GIT_INDEX_FILE", "GIT_INDEX_VERSION",
+        "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
+    ]
+
+    /// The repository containing `path`, found as pass does: the nearest existing folder at or above
+    /// `path`'s folder, inside a work tree no higher than the store root. `nil` when there is none.
+    public static func containing(_ path: String, storeRoot: String) -> GitRepository? {
+        var directory = FileSystem.parent(of: path)
+        while !FileSystem.isDirectory(directory) && directory.hasPrefix(storeRoot + "/") {
+            directory = FileSystem.parent(of: directory)
+        }
+        // git stops below GIT_CEILING_DIRECTORIES (the store's parent), so look for .git up to the root.
+        var probe = directory
+        while probe == storeRoot || probe.hasPrefix(storeRoot + "/") {
+            if FileSystem.kind(probe + "/.git") != .missing {
+                return GitRepository(directory: directory, storeRoot: storeRoot)
+            }
+            probe = FileSystem.parent(of: probe)
+        }
+        return nil
+    }
+
+    /// The environment git runs with.
+    public func environment(extra: [String: String] = [:]) -> [String] {
+        var variables = StoreConfiguration.processEnvironment()
+        for name in Self.unsetVariables { variables[name] = nil }
+        variables["GIT_CEILING_DIRECTORIES"] = storeRoot + "/.."
+        for (name, value) in extra { variables[name] = value }
+        return variables.map { "\($0.key)=\($0.value)" }.sorted()
+    }
+
+    /// Runs `git -C directory arguments...` and returns its output; throws when it fails.
+    @discardableResult
+    public func run(_ arguments: [String], input: [UInt8] = []) throws -> Subprocess.Output {
+        let output = try Subprocess(["git", "-C", directory] + arguments, environment: environment()).run(input: input)
+        if output.status != 0 {
+            let message = output.errorText.split(separator: "\n").last.map(String.init) ?? "exit \(output.status)"
+            throw CofferError(.git, "git \(arguments.first ?? "") failed: \(message)")
+        }
+        return output
+    }
+
+    /// Runs git attached to this process's terminal and returns its exit status.
+    public func runAttached(_ arguments: [String], extraEnvironment: [String: String] = [:]) throws -> Int32 {
+        try Subprocess(["git", "-C", directory] + arguments, environment: environment(extra: extraEnvironment))
+            .runAttached()
+    }
+
+    /// Stages `paths` and, when that changed anything, commits everything staged with `message`.
+    ///
+    /// Signs the commit when `pass.signcommits` is true, as pass does.
+    public func commit(paths: [String], message: String, output: Output = .quiet) throws {
+        try run(["add", "--"] + paths)
+        let status = try run(["status", "--porcelain", "--"] + paths)
+        guard !status.standardOutput.isEmpty else { return }
+        try commit(message: message, output: output)
+    }
+
+    /// Commits what is staged with `message` (signed when `pass.signcommits` is true).
+    public func commit(message: String, output: Output = .quiet) throws {
+        let sign = (try? run(["config", "--bool", "--get", "pass.signcommits"]))?.outputText == "true"
+        let arguments = ["commit"] + (sign ? ["-S"] : []) + ["-m", message]
+        switch output {
+        case .quiet:
+            try run(arguments)
+        case .inherit:
+            let status = try runAttached(arguments)
+            if status != 0 { throw CofferError(.git, "git commit failed with status \(status)") }
+        }
+    }
+
+    /// Removes `paths` from the index and the work tree (`git rm -qr`), ignoring paths git does not track.
+    public func remove(paths: [String]) throws {
+        _ = try Subprocess(["git", "-C", directory, "rm", "-qr", "--"] + paths, environment: environment()).run()
+    }
+}

@@ -1,0 +1,191 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A keychain-style facade over a store: items are `<store>/<service>/<account>.gpg`.
+///
+/// ```swift
+/// let keychain = try Keychain(service: "com.example.app")
+/// try keychain.set("hunter2", account: "alice")
+/// let password = try keychain.password(account: "alice")   // "hunter2"
+/// ```
+///
+/// Reads return `nil` for a missing item and throw for real failures; `set` always replaces;
+/// `remove` of a missing item is not an error. Items are ordinary pass entries, readable with
+/// `pass show service/account` and `gpg -d`.
+public struct Keychain: Sendable {
+    /// The service: a folder of the store, possibly nested (`web/github.com`).
+    public let service: String
+    /// The store holding the items.
+    public let store: PasswordStore
+
+    /// Opens the items of `service` in `store` (by default the store pass would use).
+    ///
+    /// - Throws: ``CofferError/Code/invalidName`` for an empty service or one that leaves the store.
+    public init(service: String, store: PasswordStore = PasswordStore()) throws {
+        try Self.validateService(service)
+        self.service = EntryName.trimmed(service)
+        self.store = store
+    }
+
+    // MARK: - Writing
+
+    /// Stores `password` as the item's first line (`pass insert` format), replacing any item.
+    ///
+    /// - Throws: ``CofferError/Code/invalidArgument`` when `password` holds a line break; store such text
+    ///   with ``set(_:account:)-(Data,_)`` or as a ``Secret``.
+    public func set(_ password: String, account: String) throws {
+        guard !password.contains(where: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) else {
+            throw CofferError(.invalidArgument, "a password cannot contain a line break; store it as Data")
+        }
+        try write(SecureBytes(string: password + "\n"), account: account)
+    }
+
+    /// Stores `data` as the item's exact bytes, replacing any item.
+    public func set(_ data: Data, account: String) throws {
+        try write(SecureBytes(data), account: account)
+    }
+
+    /// Stores `secret` in the pass text format, replacing any item.
+    public func set(_ secret: Secret, account: String) throws {
+        try write(SecureBytes(secret.formatted()), account: account)
+    }
+
+    /// Archives `value` into the pass text format (see ``SecretEncoder``) and stores it, replacing any item.
+    public func set<Value: Encodable>(_ value: Value, account: String) throws {
+        try set(SecretEncoder().encode(value), account: account)
+    }
+
+    private func write(_ contents: SecureBytes, account: String) throws {
+        let name = try itemName(account)
+        try store.write(name, contents, commitMessage: "Add given password for \(name) to store.")
+    }
+
+    // MARK: - Reading
+
+    /// The item's password (its first line), or `nil` when there is no such item.
+    public func password(account: String) throws -> String? {
+        try secret(account: account)?.password
+    }
+
+    /// The item's exact bytes, or `nil` when there is no such item.
+    public func data(account: String) throws -> Data? {
+        try read(account).map { contents in contents.withUnsafeBytes { Data($0) } }
+    }
+
+    /// The item parsed as a pass entry, or `nil` when there is no such item.
+    public func secret(account: String) throws -> Secret? {
+        try read(account).map { Secret(parsing: $0.bytes) }
+    }
+
+    /// The item decoded as `type` (see ``SecretDecoder``), or `nil` when there is no such item.
+    ///
+    /// Fields the type does not know are ignored, so people may add notes with `pass edit`.
+    public func value<Value: Decodable>(_ type: Value.Type, account: String) throws -> Value? {
+        try secret(account: account).map { try SecretDecoder().decode(type, from: $0) }
+    }
+
+    /// Whether the item exists; nothing is decrypted.
+    public func contains(account: String) throws -> Bool {
+        store.contains(try itemName(account))
+    }
+
+    private func read(_ account: String) throws -> SecureBytes? {
+        let name = try itemName(account)
+        guard store.contains(name) else { return nil }
+        do {
+            return try store.read(name)
+        } catch let error as CofferError where error.code == .notFound {
+            return nil
+        }
+    }
+
+    // MARK: - Removing and listing
+
+    /// Removes the item; removing a missing item does nothing.
+    public func remove(account: String) throws {
+        let name = try itemName(account)
+        guard store.contains(name) else { return }
+        try store.remove(name, recursive: false)
+    }
+
+    /// Removes every item of the service (not those of nested services).
+    public func removeAll() throws {
+        for account in try accounts() { try remove(account: account) }
+    }
+
+    /// The accounts of the service, in byte order; nested services are not included.
+    public func accounts() throws -> [String] {
+        guard store.isFolder(service) else { return [] }
+        return try store.list(service).children.filter { $0.kind == .entry }.map(\.displayName)
+    }
+
+    // MARK: - Sharing
+
+    /// Shares the service with `recipients` (the keychain's access groups): writes the service folder's
+    /// own `.gpg-id` and re-encrypts its items for them. Other items of the store are untouched.
+    public func share(with recipients: [String]) throws {
+        guard !recipients.isEmpty, !recipients.contains(where: \.isEmpty) else {
+            throw CofferError(.invalidArgument, "share(with:) needs at least one recipient")
+        }
+        try store.initialize(recipients: recipients, subfolder: service)
+    }
+
+    /// The recipients the service's items are encrypted to (from the nearest `.gpg-id`).
+    public func recipients() throws -> [String] {
+        try store.recipients(forFolder: service).ids
+    }
+
+    // MARK: - Names
+
+    /// The entry name of `account`, after checking it is one usable path component.
+    func itemName(_ account: String) throws -> String {
+        try Self.validateAccount(account)
+        return service + "/" + account
+    }
+
+    /// Checks an account name: one path component, not empty, `.`, `..`, no `/`, NUL or line break,
+    /// no leading `-`, at most 251 bytes (so that `<account>.gpg` fits the 255-byte file-name limit).
+    public static func validateAccount(_ account: String) throws {
+        func refuse(_ why: String) -> CofferError {
+            CofferError(.invalidName, "invalid account name: \(why)")
+        }
+        if account.isEmpty { throw refuse("it is empty") }
+        if account == "." || account == ".." { throw refuse("'\(account)' is not allowed") }
+        if account.contains("/") { throw refuse("it contains '/'") }
+        if account.utf8.contains(0) { throw refuse("it contains a NUL byte") }
+        if account.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) { throw refuse("it contains a control character") }
+        if account.hasPrefix("-") { throw refuse("it starts with '-'") }
+        if account.utf8.count > 251 { throw refuse("it is longer than 251 bytes") }
+    }
+
+    /// Checks a service name: a relative folder path without empty, `.` or `..` components.
+    public static func validateService(_ service: String) throws {
+        let trimmed = EntryName.trimmed(service)
+        let components = trimmed.split(separator: "/", omittingEmptySubsequences: false)
+        if trimmed.isEmpty || trimmed.hasPrefix("/")
+            || components.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." || $0.hasPrefix("-") })
+            || trimmed.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f })
+        {
+            throw CofferError(.invalidName, "invalid service name: '\(service)'")
+        }
+        if components.contains(where: { $0.utf8.count > 255 }) {
+            throw CofferError(.invalidName, "invalid service name: a component is longer than 255 bytes")
+        }
+    }
+}
+
+extension PasswordStore {
+    /// The services of the store: every folder that directly holds an entry, in byte order.
+    public func services() throws -> [String] {
+        guard FileSystem.isDirectory(root) else { return [] }
+        var result: Set<String> = []
+        for name in try allEntries() {
+            let folder = Self.folder(of: name)
+            if !folder.isEmpty { result.insert(folder) }
+        }
+        return result.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+}

@@ -1,0 +1,179 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension PasswordStore {
+    // MARK: - Removing
+
+    /// Removes the entry or (with `recursive`) the folder `name`, then any folders left empty.
+    ///
+    /// Like pass, `name/` or a name with no entry means the folder. Commits `Remove NAME from store.`
+    public func remove(_ name: String, recursive: Bool, onEvent: (StoreEvent) -> Void = { _ in }) throws {
+        try EntryName.validate(name)
+        let folder = root + "/" + EntryName.trimmed(name)
+        var target = entryPath(name)
+        let isFolderTarget =
+            (FileSystem.isFile(target) && FileSystem.isDirectory(folder) && name.hasSuffix("/"))
+            || !FileSystem.isFile(target)
+        if isFolderTarget { target = folder + "/" }
+        guard FileSystem.kind(EntryName.trimmed(target)) != .missing else {
+            throw CofferError(.notFound, "\(name) is not in the password store.")
+        }
+        try checkInsideStore(EntryName.trimmed(target))
+        if isFolderTarget && FileSystem.kind(folder) == .directory {
+            guard recursive else {
+                throw CofferError(.invalidArgument, "cannot remove '\(target)': Is a directory")
+            }
+            try removeTree(folder, spelled: target, onEvent: onEvent)
+        } else {
+            try FileSystem.remove(EntryName.trimmed(target))
+            onEvent(.removedFile(target))
+        }
+        if let repository = git(for: target) {
+            try repository.remove(paths: [target])
+            try repository.commit(message: "Remove \(name) from store.", output: gitOutput)
+        }
+        removeEmptyFolders(from: FileSystem.parent(of: EntryName.trimmed(target)))
+    }
+
+    /// Removes a folder depth first in directory order, reporting each item as `rm -rv` does.
+    private func removeTree(_ path: String, spelled: String, onEvent: (StoreEvent) -> Void) throws {
+        for name in try FileSystem.contents(of: path, sorted: false) {
+            let child = path + "/" + name
+            let childSpelled = spelled.hasSuffix("/") ? spelled + name : spelled + "/" + name
+            if FileSystem.kind(child) == .directory {
+                try removeTree(child, spelled: childSpelled, onEvent: onEvent)
+            } else {
+                try FileSystem.remove(child)
+                onEvent(.removedFile(childSpelled))
+            }
+        }
+        try FileSystem.remove(path)
+        onEvent(.removedFolder(spelled))
+    }
+
+    /// Removes `path` and its parents while they are empty, never above the store root (`rmdir -p`).
+    func removeEmptyFolders(from path: String) {
+        var current = path
+        while current == root || current.hasPrefix(root + "/") {
+            guard rmdir(current) == 0 else { return }
+            current = FileSystem.parent(of: current)
+        }
+    }
+
+    // MARK: - Moving and copying
+
+    /// Moves (renames) an entry or folder, re-encrypting what lands under other recipients.
+    ///
+    /// `overwrite` is asked before replacing an existing entry; `nil` means replace. Commits
+    /// `Rename OLD to NEW.`
+    public func move(
+        _ source: String, to destination: String, overwrite: ((String) -> Bool)? = nil,
+        onEvent: (StoreEvent) -> Void = { _ in }
+    ) throws {
+        try transfer(source, to: destination, copy: false, overwrite: overwrite, onEvent: onEvent)
+    }
+
+    /// Copies an entry or folder, re-encrypting what lands under other recipients. Commits `Copy OLD to NEW.`
+    public func copy(
+        _ source: String, to destination: String, overwrite: ((String) -> Bool)? = nil,
+        onEvent: (StoreEvent) -> Void = { _ in }
+    ) throws {
+        try transfer(source, to: destination, copy: true, overwrite: overwrite, onEvent: onEvent)
+    }
+
+    private func transfer(
+        _ source: String, to destination: String, copy: Bool, overwrite: ((String) -> Bool)?,
+        onEvent: (StoreEvent) -> Void
+    ) throws {
+        try EntryName.validate(source)
+        try EntryName.validate(destination)
+        var oldPath = root + "/" + EntryName.trimmed(source)
+        var oldFolder = oldPath
+        let oldIsFolder =
+            (FileSystem.isFile(oldPath + ".gpg") && FileSystem.isDirectory(oldPath) && source.hasSuffix("/"))
+            || !FileSystem.isFile(oldPath + ".gpg")
+        if !oldIsFolder {
+            oldFolder = FileSystem.parent(of: oldPath)
+            oldPath += ".gpg"
+        }
+        guard FileSystem.kind(oldPath) != .missing else {
+            throw CofferError(.notFound, "\(source) is not in the password store.")
+        }
+        var newPath = root + "/" + destination
+        try checkInsideStore(newPath)
+        try createFolders(upTo: newPath.hasSuffix("/") ? String(newPath.dropLast()) : FileSystem.parent(of: newPath),
+            spelled: newPath.hasSuffix("/") ? newPath : FileSystem.parent(of: newPath), onEvent: onEvent)
+        if !(FileSystem.isDirectory(oldPath) || FileSystem.isDirectory(newPath) || newPath.hasSuffix("/")) {
+            newPath += ".gpg"
+        }
+        // Like mv and cp: a destination that is a folder receives the source inside it.
+        var target = newPath
+        if FileSystem.isDirectory(newPath) {
+            let base = String(EntryName.trimmed(oldPath).split(separator: "/").last ?? "")
+            target = newPath.hasSuffix("/") ? newPath + base : newPath + "/" + base
+        }
+        if FileSystem.kind(target) != .missing, !FileSystem.isDirectory(target), let overwrite,
+            !overwrite(target)
+        {
+            return
+        }
+        if copy {
+            try copyTree(oldPath, to: target, onEvent: onEvent)
+        } else {
+            if FileSystem.isDirectory(target) && FileSystem.isDirectory(oldPath) {
+                if rename(oldPath, target) != 0 {
+                    throw CofferError(
+                        .io, "cannot move '\(oldPath)' to '\(target)': \(String(cString: strerror(errno)))")
+                }
+            } else if rename(oldPath, target) != 0 {
+                throw CofferError(.io, "cannot move '\(oldPath)' to '\(target)': \(String(cString: strerror(errno)))")
+            }
+            FileSystem.syncDirectory(FileSystem.parent(of: target))
+            onEvent(.renamed(from: oldPath, to: target))
+        }
+        if FileSystem.kind(newPath) != .missing { try reencrypt(newPath, onEvent: onEvent) }
+        if copy {
+            try commit([newPath], "Copy \(source) to \(destination).")
+            return
+        }
+        if let repository = git(for: newPath), FileSystem.kind(oldPath) == .missing {
+            try repository.remove(paths: [oldPath])
+            try repository.commit(paths: [newPath], message: "Rename \(source) to \(destination).", output: gitOutput)
+        }
+        if let repository = git(for: oldPath), FileSystem.kind(oldPath) == .missing {
+            try repository.remove(paths: [oldPath])
+            if !(try repository.run(["status", "--porcelain", "--", oldPath]).standardOutput.isEmpty) {
+                try repository.commit(message: "Remove \(source).", output: gitOutput)
+            }
+        }
+        removeEmptyFolders(from: oldFolder)
+    }
+
+    /// `mkdir -p -v`: creates `path` and missing parents, reporting each with pass's spelling.
+    func createFolders(upTo path: String, spelled: String, onEvent: (StoreEvent) -> Void) throws {
+        guard !FileSystem.isDirectory(path) else { return }
+        let parent = FileSystem.parent(of: path)
+        if parent != path { try createFolders(upTo: parent, spelled: FileSystem.parent(of: path), onEvent: onEvent) }
+        try FileSystem.makeDirectories(path, mode: configuration.folderMode)
+        onEvent(.createdFolder(spelled))
+    }
+
+    /// `cp -r -v`: copies a file or a folder tree, reporting every item.
+    private func copyTree(_ source: String, to target: String, onEvent: (StoreEvent) -> Void) throws {
+        if FileSystem.isDirectory(source) {
+            if !FileSystem.isDirectory(target) {
+                try FileSystem.makeDirectories(target, mode: configuration.folderMode)
+                onEvent(.copied(from: source, to: target))
+            }
+            for name in try FileSystem.contents(of: source, sorted: false) {
+                try copyTree(source + "/" + name, to: target + "/" + name, onEvent: onEvent)
+            }
+        } else {
+            try FileSystem.atomicWrite(target, bytes: FileSystem.readFile(source), mode: configuration.fileMode)
+            onEvent(.copied(from: source, to: target))
+        }
+    }
+}

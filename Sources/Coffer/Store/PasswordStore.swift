@@ -1,0 +1,197 @@
+/// A pass-compatible password store: one GPG-encrypted file `<root>/<name>.gpg` per entry.
+///
+/// Recipients come from the nearest `.gpg-id` above an entry (or `PASSWORD_STORE_KEY`), every write is
+/// atomic, and when the store is a git work tree every change is one commit with pass's message.
+/// A `PasswordStore` is a value; copies share nothing mutable and may be used from any thread.
+public struct PasswordStore: Sendable {
+    /// Where the store is and how it writes.
+    public let configuration: StoreConfiguration
+    /// The engine that encrypts and decrypts.
+    public let engine: any CryptoEngine
+
+    /// Where the output of git commits goes (the CLI shows it, as pass does; the library keeps quiet).
+    public var gitOutput: GitRepository.Output = .quiet
+
+    /// The root folder, without a trailing slash.
+    public var root: String { configuration.root }
+
+    /// Opens the store described by `configuration` (by default from the environment, as pass does).
+    ///
+    /// Nothing is read or checked until the first operation; a missing store is not an error here.
+    public init(configuration: StoreConfiguration = StoreConfiguration(), engine: (any CryptoEngine)? = nil) {
+        self.configuration = configuration
+        self.engine = engine ?? GPGMEEngine(options: configuration.gpgOptions)
+    }
+
+    /// Opens the store at `root` with the other settings taken from the environment.
+    public init(root: String, engine: (any CryptoEngine)? = nil) {
+        var configuration = StoreConfiguration()
+        configuration.root = StoreConfiguration(root: root).root
+        self.init(configuration: configuration, engine: engine)
+    }
+
+    // MARK: - Paths
+
+    /// The file of entry `name`: `<root>/<name>.gpg`.
+    public func entryPath(_ name: String) -> String { root + "/" + name + ".gpg" }
+
+    /// The folder `name` (the root for an empty name).
+    public func folderPath(_ name: String) -> String {
+        let trimmed = EntryName.trimmed(name)
+        return trimmed.isEmpty ? root : root + "/" + trimmed
+    }
+
+    /// Whether the entry `name` exists (its `.gpg` file, or a symlink to one).
+    public func contains(_ name: String) -> Bool {
+        (try? EntryName.validate(name)) != nil && FileSystem.isFile(entryPath(name))
+    }
+
+    /// Whether `name` is a folder of the store.
+    public func isFolder(_ name: String) -> Bool {
+        (try? EntryName.validate(name)) != nil && FileSystem.isDirectory(folderPath(name))
+    }
+
+    /// Whether the store has a `.gpg-id` at its root or anywhere inside, i.e. was initialised.
+    public var exists: Bool { FileSystem.isDirectory(root) }
+
+    /// The folder part of an entry name (`""` for an entry at the root).
+    static func folder(of name: String) -> String {
+        guard let slash = name.lastIndex(of: "/") else { return "" }
+        return String(name[..<slash])
+    }
+
+    /// Refuses a write to `path` when an existing part of it resolves outside the store.
+    func checkInsideStore(_ path: String) throws {
+        guard let storeRoot = FileSystem.realPath(root) else { return }
+        var existing = path
+        while FileSystem.kind(existing) == .missing {
+            let above = FileSystem.parent(of: existing)
+            if above == existing { return }
+            existing = above
+        }
+        guard let resolved = FileSystem.realPath(existing) else {
+            // A dangling symlink: refuse, it points somewhere we cannot see.
+            throw CofferError(.invalidName, "\(path) is a symlink that points nowhere; refusing to write through it")
+        }
+        if resolved != storeRoot && !resolved.hasPrefix(storeRoot + "/") {
+            throw CofferError(
+                .invalidName, "\(path) leads outside the password store through a symlink; refusing to write")
+        }
+    }
+
+    // MARK: - Recipients
+
+    /// The recipients of a part of the store and the `.gpg-id` they come from.
+    public struct Recipients: Sendable, Equatable {
+        /// The key ids, fingerprints, user ids or group names, in file order.
+        public let ids: [String]
+        /// The `.gpg-id` file, or `nil` when `PASSWORD_STORE_KEY` overrides.
+        public let file: String?
+    }
+
+    /// The recipients for entries in `folder`: `PASSWORD_STORE_KEY`, else the nearest `.gpg-id` above it.
+    public func recipients(forFolder folder: String) throws -> Recipients {
+        if let override = configuration.keyOverride { return Recipients(ids: override, file: nil) }
+        guard let file = gpgIDFile(forFolder: folder) else {
+            throw CofferError(.noRecipients, "no .gpg-id for \(folder.isEmpty ? "the store" : folder); run init")
+        }
+        return Recipients(ids: try Self.parseGPGID(FileSystem.readFile(file)), file: file)
+    }
+
+    /// The recipients for the entry `name`.
+    public func recipients(for name: String) throws -> Recipients {
+        try recipients(forFolder: Self.folder(of: name))
+    }
+
+    /// The nearest `.gpg-id` file at or above `folder`, spelled as pass spells it.
+    ///
+    /// pass starts from `<root>/<dirname of the entry>`, so an entry at the top gives `<root>/./.gpg-id`.
+    public func gpgIDFile(forFolder folder: String) -> String? {
+        let trimmed = EntryName.trimmed(folder)
+        var current = root + "/" + (trimmed.isEmpty ? "." : trimmed)
+        while current != root && !FileSystem.isFile(current + "/.gpg-id") {
+            guard let slash = current.lastIndex(of: "/") else { break }
+            current = String(current[..<slash])
+        }
+        let file = current + "/.gpg-id"
+        return FileSystem.isFile(file) ? file : nil
+    }
+
+    /// The ids in a `.gpg-id` file: one a line, `#` starts a comment, blank lines skipped.
+    public static func parseGPGID(_ bytes: [UInt8]) -> [String] {
+        String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true)
+            .compactMap { line in
+                let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+                let id = content.trimmingWhitespace()
+                return id.isEmpty ? nil : id
+            }
+    }
+
+    /// Checks the `.gpg-id` signature when `PASSWORD_STORE_SIGNING_KEY` is set, with pass's messages.
+    func verifyRecipientsFile(_ file: String?) throws {
+        guard let file, !configuration.signingKeys.isEmpty else { return }
+        let signature = file + ".sig"
+        guard FileSystem.isFile(signature) else {
+            throw CofferError(.badSignature, "Signature for \(file) does not exist.")
+        }
+        let checks = try engine.verifyDetached(
+            signature: FileSystem.readFile(signature), of: FileSystem.readFile(file))
+        // Like pass, only full upper-case fingerprints count as signing keys.
+        let wanted = Set(configuration.signingKeys.filter(Self.isFullFingerprint))
+        let trusted = checks.contains { check in
+            check.isValid && check.fingerprints.contains { wanted.contains($0) }
+        }
+        if !trusted { throw CofferError(.badSignature, "Signature for \(file) is invalid.") }
+    }
+
+    /// Whether `text` is 40 upper-case hex digits.
+    static func isFullFingerprint(_ text: String) -> Bool {
+        text.utf8.count == 40 && text.utf8.allSatisfy { (48...57).contains($0) || (65...70).contains($0) }
+    }
+
+    // MARK: - Reading
+
+    /// Decrypts the entry `name`.
+    ///
+    /// - Throws: ``CofferError/Code/notFound`` when there is no such entry, ``GPGError`` when gpg fails.
+    public func read(_ name: String) throws -> SecureBytes {
+        try EntryName.validate(name)
+        let path = entryPath(name)
+        guard FileSystem.isFile(path) else {
+            throw CofferError(.notFound, "\(name) is not in the password store.")
+        }
+        return try engine.decrypt(FileSystem.readFile(path))
+    }
+
+    // MARK: - Writing
+
+    /// Encrypts `contents` for the recipients of `name`'s folder and replaces the entry atomically.
+    ///
+    /// When the store is a git work tree the change is committed with `commitMessage`
+    /// (by default pass's `Add given password for NAME to store.`).
+    public func write(_ name: String, _ contents: SecureBytes, commitMessage: String? = nil) throws {
+        try EntryName.validate(name)
+        guard !name.isEmpty, !name.hasSuffix("/") else {
+            throw CofferError(.invalidName, "an entry needs a name")
+        }
+        let path = entryPath(name)
+        try checkInsideStore(path)
+        let recipients = try recipients(for: name)
+        try verifyRecipientsFile(recipients.file)
+        let ciphertext = try engine.encrypt(contents, to: recipients.ids)
+        try FileSystem.makeDirectories(FileSystem.parent(of: path), mode: configuration.folderMode)
+        try FileSystem.atomicWrite(path, bytes: ciphertext, mode: configuration.fileMode)
+        try commit([path], commitMessage ?? "Add given password for \(name) to store.")
+    }
+
+    /// The git repository that holds `path`, found as pass finds it, or `nil`.
+    public func git(for path: String) -> GitRepository? {
+        GitRepository.containing(path, storeRoot: root)
+    }
+
+    /// Commits `paths` with `message` when they are in a git work tree and changed.
+    func commit(_ paths: [String], _ message: String) throws {
+        guard let first = paths.first, let repository = git(for: first) else { return }
+        try repository.commit(paths: paths, message: message, output: gitOutput)
+    }
+}

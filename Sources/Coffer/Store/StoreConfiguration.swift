@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The settings pass reads from its environment, gathered once.
+public struct StoreConfiguration: Sendable, Equatable {
+    /// The store's root folder, without a trailing slash.
+    public var root: String
+    /// `PASSWORD_STORE_KEY`: recipients that override every `.gpg-id`.
+    public var keyOverride: [String]?
+    /// `PASSWORD_STORE_UMASK` (default 077).
+    public var umask: mode_t
+    /// `PASSWORD_STORE_SIGNING_KEY`: fingerprints that must have signed each `.gpg-id`.
+    public var signingKeys: [String]
+    /// `PASSWORD_STORE_GPG_OPTS`, as far as the engine can apply it.
+    public var gpgOptions: GPGOptions
+
+    /// Creates a configuration from explicit values.
+    public init(
+        root: String, keyOverride: [String]? = nil, umask: mode_t = 0o077, signingKeys: [String] = [],
+        gpgOptions: GPGOptions = GPGOptions()
+    ) {
+        self.root = Self.normalised(root)
+        self.keyOverride = keyOverride
+        self.umask = umask
+        self.signingKeys = signingKeys
+        self.gpgOptions = gpgOptions
+    }
+
+    /// Reads the configuration from `environment` (by default this process's), as pass does.
+    public init(environment: [String: String]? = nil) {
+        let environment = environment ?? Self.processEnvironment()
+        let home = environment["HOME"] ?? "/"
+        let root = environment["PASSWORD_STORE_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.password-store"
+        let keys = environment["PASSWORD_STORE_KEY"].map {
+            $0.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
+        }
+        let umaskText = environment["PASSWORD_STORE_UMASK"] ?? "077"
+        self.init(
+            root: root,
+            keyOverride: keys.flatMap { $0.isEmpty ? nil : $0 },
+            umask: mode_t(umaskText, radix: 8) ?? 0o077,
+            signingKeys: (environment["PASSWORD_STORE_SIGNING_KEY"] ?? "")
+                .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init),
+            gpgOptions: GPGOptions(parsing: environment["PASSWORD_STORE_GPG_OPTS"] ?? ""))
+    }
+
+    /// The mode of files the store writes.
+    public var fileMode: mode_t { 0o666 & ~umask }
+    /// The mode of folders the store creates.
+    public var folderMode: mode_t { 0o777 & ~umask }
+
+    /// This process's environment as a dictionary.
+    public static func processEnvironment() -> [String: String] {
+        var result: [String: String] = [:]
+        for entry in Subprocess.currentEnvironment() {
+            guard let equals = entry.firstIndex(of: "=") else { continue }
+            result[String(entry[..<equals])] = String(entry[entry.index(after: equals)...])
+        }
+        return result
+    }
+
+    private static func normalised(_ path: String) -> String {
+        var path = path
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        return path
+    }
+}

@@ -1,0 +1,47 @@
+/// An error raised by the store, the keychain or the command line, with a message a person can act on.
+///
+/// Compare errors by ``code``; show ``message`` to people. Messages never contain secrets.
+public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kind of failure, stable across releases.
+    public struct Code: RawRepresentable, Hashable, Sendable {
+        /// The code's name.
+        public let rawValue: String
+        /// Creates a code from its name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The entry, account or folder does not exist.
+        public static let notFound = Code(rawValue: "notFound")
+        /// The entry already exists and overwriting was not allowed.
+        public static let alreadyExists = Code(rawValue: "alreadyExists")
+        /// A name tried to leave the store (`..`) or is otherwise unusable as a path.
+        public static let invalidName = Code(rawValue: "invalidName")
+        /// No `.gpg-id` names the recipients for this part of the store.
+        public static let noRecipients = Code(rawValue: "noRecipients")
+        /// A `.gpg-id` signature is missing or does not verify.
+        public static let badSignature = Code(rawValue: "badSignature")
+        /// A file-system operation failed.
+        public static let io = Code(rawValue: "io")
+        /// A git command failed.
+        public static let git = Code(rawValue: "git")
+        /// A value could not be encoded into or decoded from the entry format.
+        public static let format = Code(rawValue: "format")
+        /// The store is not a git repository.
+        public static let notAGitRepository = Code(rawValue: "notAGitRepository")
+        /// The request itself is malformed (bad length, bad option value, ...).
+        public static let invalidArgument = Code(rawValue: "invalidArgument")
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// A one-line description for people.
+    public let message: String
+
+    /// Creates an error of `code` described by `message`.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The message.
+    public var description: String { message }
+}

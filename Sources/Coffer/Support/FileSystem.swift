@@ -1,0 +1,180 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The POSIX file operations the store needs, in one place, with errors that name the path.
+enum FileSystem {
+    /// What is at a path, without following a final symlink.
+    enum Kind: Equatable {
+        case missing, file, directory, symlink, other
+    }
+
+    static func kind(_ path: String) -> Kind {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return .missing }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .file
+        case S_IFDIR: return .directory
+        case S_IFLNK: return .symlink
+        default: return .other
+        }
+    }
+
+    /// What a path resolves to after following symlinks.
+    static func resolvedKind(_ path: String) -> Kind {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .missing }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .file
+        case S_IFDIR: return .directory
+        default: return .other
+        }
+    }
+
+    static func isDirectory(_ path: String) -> Bool { resolvedKind(path) == .directory }
+    static func isFile(_ path: String) -> Bool { resolvedKind(path) == .file }
+
+    static func error(_ what: String, _ path: String, _ number: Int32 = errno) -> CofferError {
+        CofferError(.io, "\(what) \(path): \(String(cString: strerror(number)))")
+    }
+
+    /// Reads a whole file.
+    static func readFile(_ path: String) throws -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw error("cannot open", path) }
+        defer { close(descriptor) }
+        var info = stat()
+        var result: [UInt8] = []
+        if fstat(descriptor, &info) == 0, info.st_size > 0 { result.reserveCapacity(Int(info.st_size)) }
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw error("cannot read", path)
+            }
+            if count == 0 { break }
+            result.append(contentsOf: chunk[0..<count])
+        }
+        return result
+    }
+
+    /// Writes all of `bytes` to an open descriptor.
+    static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw error("cannot write", path)
+            }
+            offset += count
+        }
+    }
+
+    /// Replaces `path` atomically: a temporary file in the same folder, fsync, rename, fsync of the folder.
+    ///
+    /// On failure the old file is intact and the temporary file is removed.
+    static func atomicWrite(_ path: String, bytes: [UInt8], mode: mode_t) throws {
+        let directory = parent(of: path)
+        let name = String(path[path.index(after: path.lastIndex(of: "/")!)...])
+        var temporary = ""
+        var descriptor: Int32 = -1
+        for _ in 0..<16 {
+            temporary = directory + "/.\(name).coffer-tmp-\(randomToken())"
+            descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
+            if descriptor >= 0 || errno != EEXIST { break }
+        }
+        guard descriptor >= 0 else { throw error("cannot create a file in", directory) }
+        var succeeded = false
+        defer {
+            if descriptor >= 0 { close(descriptor) }
+            if !succeeded { unlink(temporary) }
+        }
+        fchmod(descriptor, mode)
+        try bytes.withUnsafeBytes { try writeAll(descriptor, $0, path: temporary) }
+        guard fsync(descriptor) == 0 else { throw error("cannot sync", temporary) }
+        guard close(descriptor) == 0 else {
+            descriptor = -1
+            throw error("cannot close", temporary)
+        }
+        descriptor = -1
+        guard rename(temporary, path) == 0 else { throw error("cannot replace", path) }
+        succeeded = true
+        syncDirectory(directory)
+    }
+
+    /// The prefix that marks this program's temporary files (`.NAME.coffer-tmp-XXXX`).
+    static let temporaryMarker = ".coffer-tmp-"
+
+    static func syncDirectory(_ path: String) {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        fsync(descriptor)
+        close(descriptor)
+    }
+
+    /// Creates `path` and its missing parents with `mode`.
+    static func makeDirectories(_ path: String, mode: mode_t) throws {
+        if isDirectory(path) { return }
+        let above = parent(of: path)
+        if above != path && !above.isEmpty { try makeDirectories(above, mode: mode) }
+        if mkdir(path, mode) != 0 {
+            if errno == EEXIST { return }
+            throw error("cannot create folder", path)
+        }
+        chmod(path, mode)
+    }
+
+    /// The entries of a folder (no `.` and `..`), in byte order of their names, or in directory order.
+    static func contents(of path: String, sorted: Bool = true) throws -> [String] {
+        guard let directory = opendir(path) else { throw error("cannot read folder", path) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return sorted ? names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } : names
+    }
+
+    /// Removes a file or an empty folder.
+    static func remove(_ path: String) throws {
+        if FileSystem.kind(path) == .directory {
+            guard rmdir(path) == 0 else { throw error("cannot remove", path) }
+        } else {
+            guard unlink(path) == 0 else { throw error("cannot remove", path) }
+        }
+    }
+
+    /// Removes a file or a folder with everything in it; symlinks are removed, never followed.
+    static func removeTree(_ path: String) throws {
+        if kind(path) == .directory {
+            for name in try contents(of: path) { try removeTree(path + "/" + name) }
+        }
+        if kind(path) != .missing { try remove(path) }
+    }
+
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        if slash == path.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+
+    /// A random hexadecimal token for temporary names.
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(generator.next() as UInt64, radix: 16)
+    }
+
+    /// The canonical absolute path (symlinks resolved), or `nil` when it does not exist.
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}

@@ -1,0 +1,3 @@
+import CofferCLI
+
+CofferCLI.run()

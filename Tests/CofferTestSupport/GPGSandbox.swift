@@ -1,0 +1,197 @@
+import Coffer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A throwaway `HOME` and `GNUPGHOME` with test keys, for tests that run real gpg, gpg-agent, git and pass.
+///
+/// Keys (ed25519 signing, cv25519 encryption, no passphrase) are generated once per test process into
+/// a template keyring and copied into each sandbox. The sandbox stops its gpg-agent and deletes its
+/// folder when it is released.
+public final class GPGSandbox: @unchecked Sendable {
+    /// A key generated for the tests.
+    public struct TestKey: Sendable {
+        /// The primary key's fingerprint.
+        public let fingerprint: String
+        /// The user id's e-mail address.
+        public let email: String
+    }
+
+    /// The sandbox folder; everything else is inside it.
+    public let directory: String
+    /// `HOME`.
+    public let home: String
+    /// `GNUPGHOME`.
+    public let gnupgHome: String
+    /// `PASSWORD_STORE_DIR` (not created).
+    public let storeDirectory: String
+    /// Three keys: `keys[0]` is the usual recipient.
+    public let keys: [TestKey]
+
+    /// Creates a sandbox with a copy of the test keyring.
+    public init() throws {
+        let template = try KeyringTemplate.shared.get()
+        var buffer = Array("/tmp/coffer-test-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&buffer) else { throw SandboxError("mkdtemp failed") }
+        directory = String(cString: made)
+        home = directory + "/home"
+        gnupgHome = directory + "/gnupg"
+        storeDirectory = home + "/.password-store"
+        keys = template.keys
+        mkdir(home, 0o700)
+        try Self.check(["cp", "-a", template.directory, gnupgHome], environment: nil)
+        let config = "[user]\n\tname = Coffer Test\n\temail = test@coffer.test\n[init]\n\tdefaultBranch = main\n"
+        try config.write(toFile: home + "/.gitconfig")
+    }
+
+    deinit {
+        _ = try? Subprocess(["gpgconf", "--kill", "all"], environment: environmentList).run()
+        _ = try? Subprocess(["rm", "-rf", directory]).run()
+    }
+
+    /// The environment for programs run in the sandbox.
+    public var environment: [String: String] {
+        [
+            "HOME": home, "GNUPGHOME": gnupgHome, "PASSWORD_STORE_DIR": storeDirectory,
+            "PATH": environmentValue("PATH") ?? "/usr/local/bin:/usr/bin:/bin",
+            "LC_ALL": "C.UTF-8", "TZ": "UTC", "GIT_CONFIG_NOSYSTEM": "1", "EDITOR": "false",
+        ]
+    }
+
+    /// ``environment`` as `NAME=value` strings.
+    public var environmentList: [String] { environment.map { "\($0.key)=\($0.value)" }.sorted() }
+
+    /// A store over the sandbox's store folder and keyring.
+    public func store(root: String? = nil, environment extra: [String: String] = [:]) -> PasswordStore {
+        var variables = environment
+        for (name, value) in extra { variables[name] = value }
+        var configuration = StoreConfiguration(environment: variables)
+        if let root { configuration.root = root }
+        configuration.gpgOptions.homeDirectory = gnupgHome
+        return PasswordStore(configuration: configuration)
+    }
+
+    /// Runs a program in the sandbox environment (plus `extra`).
+    @discardableResult
+    public func run(
+        _ arguments: [String], input: [UInt8] = [], environment extra: [String: String] = [:]
+    ) throws -> Subprocess.Output {
+        var variables = environment
+        for (name, value) in extra { variables[name] = value }
+        return try Subprocess(arguments, environment: variables.map { "\($0.key)=\($0.value)" }).run(input: input)
+    }
+
+    /// Runs a program and throws when it fails.
+    @discardableResult
+    public func check(
+        _ arguments: [String], input: [UInt8] = [], environment extra: [String: String] = [:]
+    ) throws -> Subprocess.Output {
+        let output = try run(arguments, input: input, environment: extra)
+        guard output.status == 0 else {
+            throw SandboxError("\(arguments.joined(separator: " ")) failed (\(output.status)): \(output.errorText)")
+        }
+        return output
+    }
+
+    static func check(_ arguments: [String], environment: [String]?) throws {
+        let output = try Subprocess(arguments, environment: environment).run()
+        guard output.status == 0 else {
+            throw SandboxError("\(arguments.joined(separator: " ")) failed: \(output.errorText)")
+        }
+    }
+
+    /// Reads a file of the sandbox.
+    public func read(_ path: String) throws -> [UInt8] {
+        try check(["cat", path]).standardOutput
+    }
+}
+
+/// A failure of the test scaffolding itself.
+public struct SandboxError: Error, CustomStringConvertible {
+    /// What failed.
+    public let description: String
+    /// Creates an error.
+    public init(_ description: String) { self.description = description }
+}
+
+/// The keyring made once per test process.
+final class KeyringTemplate: @unchecked Sendable {
+    static let shared = KeyringTemplate()
+
+    struct Made {
+        let directory: String
+        let keys: [GPGSandbox.TestKey]
+    }
+
+    private let lock = NSLockLike()
+    private var made: Result<Made, SandboxError>?
+
+    func get() throws -> Made {
+        lock.lock()
+        defer { lock.unlock() }
+        if made == nil { made = Result { try make() }.mapError { SandboxError("\($0)") } }
+        return try made!.get()
+    }
+
+    private func make() throws -> Made {
+        var buffer = Array("/tmp/coffer-keys-XXXXXX".utf8CString)
+        guard let created = mkdtemp(&buffer) else { throw SandboxError("mkdtemp failed") }
+        let directory = String(cString: created)
+        let environment = ["GNUPGHOME=\(directory)", "HOME=\(directory)", "PATH=\(environmentValue("PATH") ?? "/usr/bin:/bin")"]
+        var keys: [GPGSandbox.TestKey] = []
+        for name in ["one", "two", "three"] {
+            let email = "\(name)@coffer.test"
+            let uid = "Coffer Test \(name.capitalizedFirst) <\(email)>"
+            try GPGSandbox.check(
+                ["gpg", "--batch", "--quiet", "--passphrase", "", "--quick-gen-key", uid, "ed25519", "sign", "never"],
+                environment: environment)
+            let listing = try Subprocess(["gpg", "--batch", "--with-colons", "--list-keys", email], environment: environment).run()
+            guard
+                let line = listing.outputText.split(separator: "\n").first(where: { $0.hasPrefix("fpr:") }),
+                let fingerprint = line.split(separator: ":", omittingEmptySubsequences: false).dropFirst(9).first
+            else { throw SandboxError("no fingerprint for \(email)") }
+            try GPGSandbox.check(
+                ["gpg", "--batch", "--quiet", "--passphrase", "", "--quick-add-key", String(fingerprint), "cv25519", "encr", "never"],
+                environment: environment)
+            keys.append(GPGSandbox.TestKey(fingerprint: String(fingerprint), email: email))
+        }
+        _ = try? Subprocess(["gpgconf", "--kill", "all"], environment: environment).run()
+        for socket in ["S.gpg-agent", "S.gpg-agent.browser", "S.gpg-agent.extra", "S.gpg-agent.ssh"] {
+            unlink(directory + "/" + socket)
+        }
+        return Made(directory: directory, keys: keys)
+    }
+}
+
+/// A pthread mutex, so the support target needs no Foundation.
+final class NSLockLike: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    init() { pthread_mutex_init(&mutex, nil) }
+    func lock() { pthread_mutex_lock(&mutex) }
+    func unlock() { pthread_mutex_unlock(&mutex) }
+}
+
+extension String {
+    var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
+
+    /// Writes the UTF-8 text to a file, replacing it.
+    public func write(toFile path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard descriptor >= 0 else { throw SandboxError("cannot write \(path)") }
+        defer { close(descriptor) }
+        let bytes = Array(utf8)
+        _ = bytes.withUnsafeBytes { writeBytes(descriptor, $0.baseAddress, $0.count) }
+    }
+}
+
+/// One variable of this process's environment.
+public func environmentValue(_ name: String) -> String? {
+    getenv(name).map { String(cString: $0) }
+}
+
+private func writeBytes(_ descriptor: Int32, _ pointer: UnsafeRawPointer?, _ count: Int) -> Int {
+    write(descriptor, pointer, count)
+}
