@@ -159,12 +159,20 @@ final class KeyringTemplate: @unchecked Sendable {
             keys.append(GPGSandbox.TestKey(fingerprint: String(fingerprint), email: email))
         }
         _ = try? Subprocess(["gpgconf", "--kill", "all"], environment: environment).run()
+        templateDirectory = strdup(directory)
+        atexit {
+            guard let path = templateDirectory else { return }
+            _ = try? Subprocess(["rm", "-rf", String(cString: path)]).run()
+        }
         for socket in ["S.gpg-agent", "S.gpg-agent.browser", "S.gpg-agent.extra", "S.gpg-agent.ssh"] {
             unlink(directory + "/" + socket)
         }
         return Made(directory: directory, keys: keys)
     }
 }
+
+/// The template keyring's folder, removed when the test process exits.
+nonisolated(unsafe) private var templateDirectory: UnsafeMutablePointer<CChar>?
 
 /// A pthread mutex, so the support target needs no Foundation.
 final class NSLockLike: @unchecked Sendable {

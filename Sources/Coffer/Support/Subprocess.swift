@@ -50,6 +50,9 @@ public struct Subprocess: Sendable {
         guard pipe(&inputPipe) == 0, pipe(&outputPipe) == 0, pipe(&errorPipe) == 0 else {
             throw CofferError(.io, "cannot create a pipe: \(String(cString: strerror(errno)))")
         }
+        // Close-on-exec, so that the child holds only the ends dup2'ed onto its 0, 1 and 2: otherwise it
+        // would keep its own standard input's write end open and never see end-of-file.
+        for descriptor in inputPipe + outputPipe + errorPipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
         let pid: pid_t
         do {
             pid = try spawn(stdin: inputPipe[0], stdout: outputPipe[1], stderr: errorPipe[1])
