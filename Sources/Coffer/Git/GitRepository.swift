@@ -15,11 +15,14 @@ public struct GitRepository: Sendable {
     public let directory: String
     /// The store root, used for `GIT_CEILING_DIRECTORIES`.
     public let storeRoot: String
+    /// The environment git starts from (before pass's changes); `nil` means this process's own.
+    public let baseEnvironment: [String: String]?
 
     /// A repository rooted at `directory`, for a store at `storeRoot`.
-    public init(directory: String, storeRoot: String) {
+    public init(directory: String, storeRoot: String, environment: [String: String]? = nil) {
         self.directory = directory
         self.storeRoot = storeRoot
+        self.baseEnvironment = environment
     }
 
     /// The variables pass removes before running git.
@@ -30,7 +33,9 @@ public struct GitRepository: Sendable {
 
     /// The repository containing `path`, found as pass does: the nearest existing folder at or above
     /// `path`'s folder, inside a work tree no higher than the store root. `nil` when there is none.
-    public static func containing(_ path: String, storeRoot: String) -> GitRepository? {
+    public static func containing(
+        _ path: String, storeRoot: String, environment: [String: String]? = nil
+    ) -> GitRepository? {
         var directory = FileSystem.parent(of: path)
         while !FileSystem.isDirectory(directory) && directory.hasPrefix(storeRoot + "/") {
             directory = FileSystem.parent(of: directory)
@@ -39,7 +44,7 @@ public struct GitRepository: Sendable {
         var probe = directory
         while probe == storeRoot || probe.hasPrefix(storeRoot + "/") {
             if FileSystem.kind(probe + "/.git") != .missing {
-                return GitRepository(directory: directory, storeRoot: storeRoot)
+                return GitRepository(directory: directory, storeRoot: storeRoot, environment: environment)
             }
             probe = FileSystem.parent(of: probe)
         }
@@ -48,17 +53,25 @@ public struct GitRepository: Sendable {
 
     /// The environment git runs with.
     public func environment(extra: [String: String] = [:]) -> [String] {
-        var variables = StoreConfiguration.processEnvironment()
+        var variables = baseEnvironment ?? StoreConfiguration.processEnvironment()
         for name in Self.unsetVariables { variables[name] = nil }
         variables["GIT_CEILING_DIRECTORIES"] = storeRoot + "/.."
         for (name, value) in extra { variables[name] = value }
         return variables.map { "\($0.key)=\($0.value)" }.sorted()
     }
 
+    /// Runs `git -C directory arguments...` and returns its output whatever its exit status.
+    public func runUnchecked(
+        _ arguments: [String], input: [UInt8] = [], extraEnvironment: [String: String] = [:]
+    ) throws -> Subprocess.Output {
+        try Subprocess(["git", "-C", directory] + arguments, environment: environment(extra: extraEnvironment))
+            .run(input: input)
+    }
+
     /// Runs `git -C directory arguments...` and returns its output; throws when it fails.
     @discardableResult
     public func run(_ arguments: [String], input: [UInt8] = []) throws -> Subprocess.Output {
-        let output = try Subprocess(["git", "-C", directory] + arguments, environment: environment()).run(input: input)
+        let output = try runUnchecked(arguments, input: input)
         if output.status != 0 {
             let message = output.errorText.split(separator: "\n").last.map(String.init) ?? "exit \(output.status)"
             throw CofferError(.git, "git \(arguments.first ?? "") failed: \(message)")
@@ -97,6 +110,6 @@ public struct GitRepository: Sendable {
 
     /// Removes `paths` from the index and the work tree (`git rm -qr`), ignoring paths git does not track.
     public func remove(paths: [String]) throws {
-        _ = try Subprocess(["git", "-C", directory, "rm", "-qr", "--"] + paths, environment: environment()).run()
+        _ = try runUnchecked(["rm", "-qr", "--"] + paths)
     }
 }

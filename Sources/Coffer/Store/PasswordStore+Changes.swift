@@ -104,8 +104,8 @@ extension PasswordStore {
         }
         var newPath = root + "/" + destination
         try checkInsideStore(newPath)
-        try createFolders(upTo: newPath.hasSuffix("/") ? String(newPath.dropLast()) : FileSystem.parent(of: newPath),
-            spelled: newPath.hasSuffix("/") ? newPath : FileSystem.parent(of: newPath), onEvent: onEvent)
+        // pass runs `mkdir -p -v "${new_path%/*}"`.
+        try makeFolders(FileSystem.parent(of: newPath), onEvent: onEvent)
         if !(FileSystem.isDirectory(oldPath) || FileSystem.isDirectory(newPath) || newPath.hasSuffix("/")) {
             newPath += ".gpg"
         }
@@ -152,13 +152,31 @@ extension PasswordStore {
         removeEmptyFolders(from: oldFolder)
     }
 
-    /// `mkdir -p -v`: creates `path` and missing parents, reporting each with pass's spelling.
-    func createFolders(upTo path: String, spelled: String, onEvent: (StoreEvent) -> Void) throws {
-        guard !FileSystem.isDirectory(path) else { return }
-        let parent = FileSystem.parent(of: path)
-        if parent != path { try createFolders(upTo: parent, spelled: FileSystem.parent(of: path), onEvent: onEvent) }
-        try FileSystem.makeDirectories(path, mode: configuration.folderMode)
-        onEvent(.createdFolder(spelled))
+    /// `mkdir -p -v PATH`: creates the folder `path` and its missing parents with the store's folder mode.
+    ///
+    /// Each created folder is reported as coreutils spells it: a parent as `path` up to the end of that
+    /// component (`/s//a` for `/s//a/b`), the last one as `path` itself, trailing slashes included.
+    /// pass runs this before every write (`mkdir -p -v "$PREFIX/$(dirname -- NAME)"`), so the command line
+    /// calls it where pass does.
+    public func makeFolders(_ path: String, onEvent: (StoreEvent) -> Void = { _ in }) throws {
+        let bytes = Array(path.utf8)
+        var prefixes: [String] = []
+        var index = 0
+        while index < bytes.count {
+            while index < bytes.count && bytes[index] == UInt8(ascii: "/") { index += 1 }
+            if index == bytes.count { break }
+            while index < bytes.count && bytes[index] != UInt8(ascii: "/") { index += 1 }
+            prefixes.append(String(decoding: bytes[..<index], as: UTF8.self))
+        }
+        for (position, prefix) in prefixes.enumerated() where !FileSystem.isDirectory(prefix) {
+            if mkdir(prefix, configuration.folderMode) != 0 {
+                if errno == EEXIST && FileSystem.isDirectory(prefix) { continue }
+                throw CofferError(
+                    .io, "cannot create directory '\(prefix)': \(String(cString: strerror(errno)))")
+            }
+            chmod(prefix, configuration.folderMode)
+            onEvent(.createdFolder(position == prefixes.count - 1 ? path : prefix))
+        }
     }
 
     /// `cp -r -v`: copies a file or a folder tree, reporting every item.

@@ -28,7 +28,7 @@ extension PasswordStore {
             removeEmptyFolders(from: FileSystem.parent(of: gpgID))
         } else {
             try checkInsideStore(gpgID)
-            try createFolders(upTo: EntryName.trimmed(folder), spelled: folder, onEvent: onEvent)
+            try makeFolders(folder, onEvent: onEvent)
             let text = recipients.map { $0 + "\n" }.joined()
             try FileSystem.atomicWrite(gpgID, bytes: Array(text.utf8), mode: configuration.fileMode)
             onEvent(.initialized(recipients: recipients, subfolder: subfolder))

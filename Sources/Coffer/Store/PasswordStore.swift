@@ -144,6 +144,23 @@ public struct PasswordStore: Sendable {
         if !trusted { throw CofferError(.badSignature, "Signature for \(file) is invalid.") }
     }
 
+    /// The recipients for entries in `folder`, checked as pass's `set_gpg_recipients` checks them before
+    /// it encrypts: with `PASSWORD_STORE_SIGNING_KEY` set, the `.gpg-id` must carry a valid signature.
+    ///
+    /// - Throws: ``CofferError/Code/noRecipients`` without a `.gpg-id`, ``CofferError/Code/badSignature``
+    ///   with pass's `Signature for FILE does not exist.` / `... is invalid.`
+    public func verifiedRecipients(forFolder folder: String) throws -> Recipients {
+        let recipients = try recipients(forFolder: folder)
+        try verifyRecipientsFile(recipients.file)
+        return recipients
+    }
+
+    /// pass's `verify_file`: with `PASSWORD_STORE_SIGNING_KEY` set, `file` must have a valid detached
+    /// signature `FILE.sig` by one of the signing keys (pass checks `.gpg-id` files and extensions so).
+    public func verifySignature(of file: String) throws {
+        try verifyRecipientsFile(file)
+    }
+
     /// Whether `text` is 40 upper-case hex digits.
     static func isFullFingerprint(_ text: String) -> Bool {
         text.utf8.count == 40 && text.utf8.allSatisfy { (48...57).contains($0) || (65...70).contains($0) }
@@ -186,7 +203,7 @@ public struct PasswordStore: Sendable {
 
     /// The git repository that holds `path`, found as pass finds it, or `nil`.
     public func git(for path: String) -> GitRepository? {
-        GitRepository.containing(path, storeRoot: root)
+        GitRepository.containing(path, storeRoot: root, environment: configuration.environment)
     }
 
     /// Commits `paths` with `message` when they are in a git work tree and changed.

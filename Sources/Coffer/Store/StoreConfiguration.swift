@@ -16,6 +16,8 @@ public struct StoreConfiguration: Sendable, Equatable {
     public var signingKeys: [String]
     /// `PASSWORD_STORE_GPG_OPTS`, as far as the engine can apply it.
     public var gpgOptions: GPGOptions
+    /// The environment child processes (git) get; `nil` means this process's own.
+    public var environment: [String: String]?
 
     /// Creates a configuration from explicit values.
     public init(
@@ -31,6 +33,7 @@ public struct StoreConfiguration: Sendable, Equatable {
 
     /// Reads the configuration from `environment` (by default this process's), as pass does.
     public init(environment: [String: String]? = nil) {
+        let given = environment
         let environment = environment ?? Self.processEnvironment()
         let home = environment["HOME"] ?? "/"
         let root = environment["PASSWORD_STORE_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.password-store"
@@ -45,6 +48,7 @@ public struct StoreConfiguration: Sendable, Equatable {
             signingKeys: (environment["PASSWORD_STORE_SIGNING_KEY"] ?? "")
                 .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init),
             gpgOptions: GPGOptions(parsing: environment["PASSWORD_STORE_GPG_OPTS"] ?? ""))
+        self.environment = given
     }
 
     /// The mode of files the store writes.

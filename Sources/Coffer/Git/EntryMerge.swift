@@ -1,0 +1,180 @@
+/// A three-way merge of decrypted entries, field by field, for the git merge driver.
+///
+/// An entry is taken apart into its password line, its fields (by key, case-insensitively, repeated
+/// keys by occurrence) and its free text. Each field merges on its own: a side that left a field as it
+/// was in the common ancestor takes the other side's version. Free text merges line-wise. When both sides
+/// changed the same field (or overlapping free text) differently, the result keeps both between conflict
+/// markers, which stay inside the encrypted entry until a person resolves them with `coffer edit`.
+public enum EntryMerge {
+    /// The merged text and whether it holds conflicts.
+    public struct Result: Sendable, Equatable {
+        /// The merged entry.
+        public let bytes: [UInt8]
+        /// Whether conflict markers were written.
+        public let hasConflicts: Bool
+    }
+
+    /// The marker lines, as git writes them.
+    static let oursMarker = Array("<<<<<<< ours".utf8)
+    static let separator = Array("=======".utf8)
+    static let theirsMarker = Array(">>>>>>> theirs".utf8)
+
+    /// Merges `ours` and `theirs`, both descended from `base`.
+    public static func merge(base: [UInt8], ours: [UInt8], theirs: [UInt8]) -> Result {
+        if ours == theirs || theirs == base { return Result(bytes: ours, hasConflicts: false) }
+        if ours == base { return Result(bytes: theirs, hasConflicts: false) }
+        let baseParts = Parts(Secret(parsing: base))
+        let ourParts = Parts(Secret(parsing: ours))
+        let theirParts = Parts(Secret(parsing: theirs))
+        var output: [[UInt8]] = []
+        var conflicts = false
+
+        func take(_ base: [[UInt8]]?, _ ours: [[UInt8]]?, _ theirs: [[UInt8]]?) {
+            if ours == theirs || theirs == base {
+                output += ours ?? []
+            } else if ours == base {
+                output += theirs ?? []
+            } else {
+                conflicts = true
+                output += [oursMarker] + (ours ?? []) + [separator] + (theirs ?? []) + [theirsMarker]
+            }
+        }
+
+        take(baseParts.password, ourParts.password, theirParts.password)
+        var keys = ourParts.fieldOrder
+        for key in theirParts.fieldOrder where !keys.contains(key) { keys.append(key) }
+        for key in baseParts.fieldOrder where !keys.contains(key) { keys.append(key) }
+        for key in keys {
+            take(baseParts.fields[key], ourParts.fields[key], theirParts.fields[key])
+        }
+        let text = mergeLines(base: baseParts.freeText, ours: ourParts.freeText, theirs: theirParts.freeText)
+        conflicts = conflicts || text.hasConflicts
+        output += text.lines
+        var bytes: [UInt8] = []
+        for (index, line) in output.enumerated() {
+            if index > 0 { bytes.append(10) }
+            bytes += line
+        }
+        if !output.isEmpty && (ours.last == 10 || ours.isEmpty) { bytes.append(10) }
+        return Result(bytes: bytes, hasConflicts: conflicts)
+    }
+
+    /// Whether decrypted entry text holds conflict markers left by a merge.
+    public static func containsConflict(_ bytes: [UInt8]) -> Bool {
+        var sawOurs = false
+        var sawSeparator = false
+        for line in Secret(parsing: bytes).lines {
+            let content = Array(SecretSyntax.content(line))
+            if content.starts(with: Array("<<<<<<< ".utf8)) || content == Array("<<<<<<<".utf8) {
+                sawOurs = true
+            } else if sawOurs && content == separator {
+                sawSeparator = true
+            } else if sawSeparator && content.starts(with: Array(">>>>>>>".utf8)) {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// An entry taken apart for merging.
+    private struct Parts {
+        var password: [[UInt8]]?
+        var fields: [String: [[UInt8]]] = [:]
+        var fieldOrder: [String] = []
+        var freeText: [[UInt8]] = []
+
+        init(_ secret: Secret) {
+            let lines = secret.lines
+            password = lines.isEmpty ? nil : [Array(SecretSyntax.content(lines[0]))]
+            var covered = Set<Int>()
+            var occurrences: [String: Int] = [:]
+            for span in SecretSyntax.fieldSpans(in: lines) {
+                let name = span.keyString.lowercased()
+                let occurrence = occurrences[name, default: 0]
+                occurrences[name] = occurrence + 1
+                let key = occurrence == 0 ? name : "\(name)#\(occurrence)"
+                fields[key] = lines[span.range].map { Array(SecretSyntax.content($0)) }
+                fieldOrder.append(key)
+                covered.formUnion(span.range)
+            }
+            for index in lines.indices.dropFirst() where !covered.contains(index) {
+                freeText.append(Array(SecretSyntax.content(lines[index])))
+            }
+        }
+    }
+
+    /// A line-wise three-way merge: changes to separate stretches of the base both apply.
+    static func mergeLines(
+        base: [[UInt8]], ours: [[UInt8]], theirs: [[UInt8]]
+    ) -> (lines: [[UInt8]], hasConflicts: Bool) {
+        if ours == theirs || theirs == base { return (ours, false) }
+        if ours == base { return (theirs, false) }
+        let ourHunks = hunks(from: base, to: ours)
+        let theirHunks = hunks(from: base, to: theirs)
+        for mine in ourHunks {
+            for other in theirHunks where mine.touches(other) && mine != other {
+                return ([oursMarker] + ours + [separator] + theirs + [theirsMarker], true)
+            }
+        }
+        var all = ourHunks
+        for hunk in theirHunks where !all.contains(hunk) { all.append(hunk) }
+        all.sort { $0.range.lowerBound < $1.range.lowerBound }
+        var result: [[UInt8]] = []
+        var position = 0
+        for hunk in all {
+            result += base[position..<hunk.range.lowerBound]
+            result += hunk.replacement
+            position = hunk.range.upperBound
+        }
+        result += base[position...]
+        return (result, false)
+    }
+
+    /// A replacement of `base[range]` by `replacement`.
+    struct Hunk: Equatable {
+        var range: Range<Int>
+        var replacement: [[UInt8]]
+
+        /// Whether two hunks change the same or adjacent base lines, or insert at the same place.
+        func touches(_ other: Hunk) -> Bool {
+            range.lowerBound <= other.range.upperBound && other.range.lowerBound <= range.upperBound
+        }
+    }
+
+    /// The hunks that turn `base` into `changed`, from a longest common subsequence.
+    static func hunks(from base: [[UInt8]], to changed: [[UInt8]]) -> [Hunk] {
+        let rows = base.count
+        let columns = changed.count
+        var table = [[Int]](repeating: [Int](repeating: 0, count: columns + 1), count: rows + 1)
+        for row in stride(from: rows - 1, through: 0, by: -1) {
+            for column in stride(from: columns - 1, through: 0, by: -1) {
+                table[row][column] =
+                    base[row] == changed[column]
+                    ? table[row + 1][column + 1] + 1 : max(table[row + 1][column], table[row][column + 1])
+            }
+        }
+        var hunks: [Hunk] = []
+        var row = 0
+        var column = 0
+        var current: Hunk?
+        while row < rows || column < columns {
+            if row < rows && column < columns && base[row] == changed[column] {
+                if let hunk = current { hunks.append(hunk) }
+                current = nil
+                row += 1
+                column += 1
+            } else if column < columns && (row == rows || table[row][column + 1] >= table[row + 1][column]) {
+                if current == nil { current = Hunk(range: row..<row, replacement: []) }
+                current?.replacement.append(changed[column])
+                column += 1
+            } else {
+                let start = current?.range.lowerBound ?? row
+                if current == nil { current = Hunk(range: row..<row, replacement: []) }
+                current?.range = start..<(row + 1)
+                row += 1
+            }
+        }
+        if let hunk = current { hunks.append(hunk) }
+        return hunks
+    }
+}
