@@ -75,7 +75,7 @@ extension GitRepository {
         let text = String(decoding: existing, as: UTF8.self)
         if text.split(separator: "\n").contains(where: { $0 == line }) { return false }
         let updated = text + (text.isEmpty || text.hasSuffix("\n") ? "" : "\n") + line + "\n"
-        try FileSystem.atomicWrite(attributes, bytes: Array(updated.utf8), mode: 0o644 & ~0o022)
+        try FileSystem.atomicWrite(attributes, bytes: Array(updated.utf8), mode: 0o600)
         return true
     }
 }

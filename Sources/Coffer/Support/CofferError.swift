@@ -27,6 +27,8 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let format = Code(rawValue: "format")
         /// The store is not a git repository.
         public static let notAGitRepository = Code(rawValue: "notAGitRepository")
+        /// Another process holds the store's write lock.
+        public static let locked = Code(rawValue: "locked")
         /// The request itself is malformed (bad length, bad option value, ...).
         public static let invalidArgument = Code(rawValue: "invalidArgument")
     }

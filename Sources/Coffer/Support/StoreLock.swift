@@ -1,0 +1,110 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The store-wide write lock: one writer at a time across processes and threads.
+///
+/// The lock is an `flock` on a file in a private per-user folder (`/dev/shm/coffer-UID`, else
+/// `$TMPDIR`), named after the store's path, so nothing is added to the store itself. The file holds
+/// the holder's pid for the message a waiting writer gives up with. A thread that already holds the
+/// lock may take it again (operations nest); reads never take it.
+enum StoreLock {
+    /// How long a writer waits before giving up, in seconds (`COFFER_LOCK_TIMEOUT`, default 30).
+    static var timeout: Double {
+        environmentValue("COFFER_LOCK_TIMEOUT").flatMap(Double.init) ?? 30
+    }
+
+    private static let registry = Registry()
+
+    /// Runs `body` while holding the lock of the store at `root`.
+    static func withLock<Result>(root: String, _ body: () throws -> Result) throws -> Result {
+        let path = try lockPath(for: root)
+        if registry.enterIfHeldByCurrentThread(path) {
+            defer { registry.leave(path) }
+            return try body()
+        }
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { throw FileSystem.error("cannot open the store lock", path) }
+        defer { close(descriptor) }
+        let deadline = monotonicSeconds() + timeout
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { throw FileSystem.error("cannot lock", path) }
+            if monotonicSeconds() > deadline {
+                let holder = (try? FileSystem.readFile(path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+                let pid = holder.split(separator: "\n").first.map(String.init) ?? "?"
+                throw CofferError(
+                    .locked, "the password store is locked by process \(pid.isEmpty ? "?" : pid); try again later")
+            }
+            usleep(20_000)
+        }
+        defer { flock(descriptor, LOCK_UN) }
+        ftruncate(descriptor, 0)
+        let pid = Array("\(getpid())\n".utf8)
+        _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        registry.enter(path)
+        defer { registry.leave(path) }
+        return try body()
+    }
+
+    /// The lock file for `root`: the folder is created 0700 and must belong to this user.
+    static func lockPath(for root: String) throws -> String {
+        let base = FileSystem.isDirectory("/dev/shm") ? "/dev/shm" : (environmentValue("TMPDIR") ?? "/tmp")
+        let folder = base + "/coffer-\(getuid())"
+        if mkdir(folder, 0o700) != 0 && errno != EEXIST { throw FileSystem.error("cannot create", folder) }
+        var info = stat()
+        guard lstat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == getuid(),
+            info.st_mode & 0o077 == 0
+        else {
+            throw CofferError(.io, "\(folder) is not a private folder of this user; refusing to use it for locks")
+        }
+        let canonical = FileSystem.realPath(root) ?? root
+        return folder + "/" + String(fnv1a(canonical), radix: 16) + ".lock"
+    }
+
+    private static func fnv1a(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return hash
+    }
+
+    private static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    /// Which thread holds which lock, and how deeply.
+    private final class Registry: @unchecked Sendable {
+        private var mutex = pthread_mutex_t()
+        private var holders: [String: (thread: pthread_t, depth: Int)] = [:]
+
+        init() { pthread_mutex_init(&mutex, nil) }
+
+        func enterIfHeldByCurrentThread(_ path: String) -> Bool {
+            pthread_mutex_lock(&mutex)
+            defer { pthread_mutex_unlock(&mutex) }
+            guard let holder = holders[path], pthread_equal(holder.thread, pthread_self()) != 0 else { return false }
+            holders[path] = (holder.thread, holder.depth + 1)
+            return true
+        }
+
+        func enter(_ path: String) {
+            pthread_mutex_lock(&mutex)
+            holders[path] = (pthread_self(), 1)
+            pthread_mutex_unlock(&mutex)
+        }
+
+        func leave(_ path: String) {
+            pthread_mutex_lock(&mutex)
+            if let holder = holders[path] {
+                holders[path] = holder.depth > 1 ? (holder.thread, holder.depth - 1) : nil
+            }
+            pthread_mutex_unlock(&mutex)
+        }
+    }
+}

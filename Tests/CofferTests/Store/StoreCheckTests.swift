@@ -1,0 +1,65 @@
+import CofferTestSupport
+import Testing
+
+@testable import Coffer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+@Suite("fsck: checking and repairing a store")
+struct StoreCheckTests {
+    let sandbox: GPGSandbox
+    let store: PasswordStore
+
+    init() throws {
+        sandbox = try GPGSandbox()
+        store = sandbox.store()
+        try store.initialize(recipients: [sandbox.keys[0].email])
+        try store.write("good", SecureBytes(string: "fine\n"))
+    }
+
+    @Test func cleanStoreHasNoFindings() throws {
+        #expect(try store.check().isEmpty)
+    }
+
+    @Test func findsAndFixesProblems() throws {
+        try store.write("loose", SecureBytes(string: "x\n"))
+        chmod(store.entryPath("loose"), 0o644)
+        try "junk".write(toFile: store.root + "/.good.gpg.coffer-tmp-1234")
+        try "".write(toFile: store.root + "/empty.gpg")
+        chmod(store.root + "/.good.gpg.coffer-tmp-1234", 0o600)
+        chmod(store.root + "/empty.gpg", 0o600)
+        let ciphertext = try FileSystem.readFile(store.entryPath("good"))
+        try FileSystem.atomicWrite(
+            store.entryPath("truncated"), bytes: Array(ciphertext.prefix(40)), mode: 0o600)
+        let other = sandbox.store(environment: ["PASSWORD_STORE_KEY": sandbox.keys[1].email])
+        try other.write("wrongkeys", SecureBytes(string: "for two\n"))
+
+        let findings = try store.check()
+        let kinds = Dictionary(grouping: findings, by: \.path).mapValues { $0.map(\.kind) }
+        #expect(kinds["loose.gpg"] == [.permissions])
+        #expect(kinds[".good.gpg.coffer-tmp-1234"] == [.strayFile])
+        #expect(kinds["empty.gpg"] == [.undecryptable])
+        #expect(kinds["truncated.gpg"] == [.undecryptable])
+        #expect(kinds["wrongkeys.gpg"] == [.recipients])
+        #expect(kinds["good.gpg"] == nil)
+
+        let fixed = try store.check(fix: true)
+        let repairable = fixed.filter { [.permissions, .strayFile, .recipients].contains($0.kind) }
+        #expect(repairable.allSatisfy { $0.fixed })
+        let after = try store.check()
+        #expect(Set(after.map(\.path)) == ["empty.gpg", "truncated.gpg"])
+        #expect(try store.read("wrongkeys").string == "for two\n")
+    }
+
+    @Test func reportsConflictsAndDirtyGit() throws {
+        try store.write("merged", SecureBytes(string: "pw\n<<<<<<< ours\na: 1\n=======\na: 2\n>>>>>>> theirs\n"))
+        try sandbox.check(["git", "-C", store.root, "init", "-q"])
+        let findings = try store.check()
+        #expect(findings.contains { $0.kind == .conflict && $0.path == "merged.gpg" })
+        #expect(findings.contains { $0.kind == .git })
+    }
+}
