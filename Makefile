@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 BUILD_LOG := .build/build.log
 
-.PHONY: all bootstrap build release test lint demo install uninstall clean
+.PHONY: all bootstrap build release test lint demo install uninstall clean fuzz
 
 all: build
 
@@ -41,6 +41,10 @@ install: release
 
 uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/coffer"
+
+# libFuzzer targets with AddressSanitizer, FUZZ_SECONDS each (default 30).
+fuzz: bootstrap
+	scripts/fuzz.sh
 
 clean:
 	rm -rf .build

@@ -24,7 +24,7 @@ struct GPGGroups: Sendable {
             guard line.hasPrefix("group"), let equals = line.firstIndex(of: "=") else { continue }
             let head = line[line.index(line.startIndex, offsetBy: 5)..<equals]
             guard head.first == " " || head.first == "\t" else { continue }
-            let name = head.trimmingWhitespace()
+            let name = String(head.split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "")
             let members = line[line.index(after: equals)...]
                 .split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             guard !name.isEmpty else { continue }
@@ -34,12 +34,6 @@ struct GPGGroups: Sendable {
 
     /// The members of the group `name`, or `nil` when there is no such group.
     func members(of name: String) -> [String]? { groups[name] }
-}
-
-extension Substring {
-    func trimmingWhitespace() -> String {
-        String(self.drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
-    }
 }
 
 /// One variable of the process environment.

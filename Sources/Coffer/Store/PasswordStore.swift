@@ -95,7 +95,7 @@ public struct PasswordStore: Sendable {
         guard let file = gpgIDFile(forFolder: folder) else {
             throw CofferError(.noRecipients, "no .gpg-id for \(folder.isEmpty ? "the store" : folder); run init")
         }
-        return Recipients(ids: try Self.parseGPGID(FileSystem.readFile(file)), file: file)
+        return Recipients(ids: GPGIDFile.parse(try FileSystem.readFile(file)), file: file)
     }
 
     /// The recipients for the entry `name`.
@@ -115,16 +115,6 @@ public struct PasswordStore: Sendable {
         }
         let file = current + "/.gpg-id"
         return FileSystem.isFile(file) ? file : nil
-    }
-
-    /// The ids in a `.gpg-id` file: one a line, `#` starts a comment, blank lines skipped.
-    public static func parseGPGID(_ bytes: [UInt8]) -> [String] {
-        String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true)
-            .compactMap { line in
-                let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
-                let id = content.trimmingWhitespace()
-                return id.isEmpty ? nil : id
-            }
     }
 
     /// Checks the `.gpg-id` signature when `PASSWORD_STORE_SIGNING_KEY` is set, with pass's messages.

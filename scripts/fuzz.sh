@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds each libFuzzer target with AddressSanitizer and runs it for FUZZ_SECONDS (default 30) on a copy
+# of its checked-in seed corpus. Usage: scripts/fuzz.sh [target...]; targets: entry archive gpgid arguments.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${FUZZ_SECONDS:-30}
+out=.build/fuzz
+mkdir -p "$out"
+
+sources_for() {
+    case $1 in
+        entry | archive)
+            echo Sources/Coffer/Entry/*.swift Sources/Coffer/Support/CofferError.swift ;;
+        gpgid)
+            echo Sources/Coffer/Store/GPGIDFile.swift Sources/Coffer/Crypto/GPGGroups.swift \
+                Sources/Coffer/Support/FileSystem.swift Sources/Coffer/Support/CofferError.swift ;;
+        arguments)
+            echo Sources/CofferCLI/Support/OptionParser.swift ;;
+    esac
+}
+harness_for() {
+    case $1 in
+        entry) echo Fuzz/FuzzEntry.swift ;;
+        archive) echo Fuzz/FuzzArchive.swift ;;
+        gpgid) echo Fuzz/FuzzGPGID.swift ;;
+        arguments) echo Fuzz/FuzzArguments.swift ;;
+    esac
+}
+
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=(entry archive gpgid arguments)
+for target in "${targets[@]}"; do
+    echo "fuzz: building $target"
+    # shellcheck disable=SC2046
+    swiftc -parse-as-library -sanitize=fuzzer,address -O -module-name CofferFuzz \
+        $(sources_for "$target") "$(harness_for "$target")" -o "$out/fuzz-$target" 2>&1 \
+        | { grep -v "Cannot export local symbol" || true; }
+    corpus="$out/corpus-$target"
+    rm -rf "$corpus" && mkdir -p "$corpus" && cp Fuzz/corpus/"$target"/* "$corpus"/
+    echo "fuzz: running $target for ${seconds}s"
+    "$out/fuzz-$target" -max_total_time="$seconds" -print_final_stats=1 "$corpus" 2>&1 | tail -n 4
+done
+echo "fuzz: ${#targets[@]} targets ran without a crash"
