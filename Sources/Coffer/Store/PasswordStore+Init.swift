@@ -21,11 +21,12 @@ extension PasswordStore {
             }
             try FileSystem.remove(gpgID)
             onEvent(.removedFile(gpgID))
+            defer { removeEmptyFolders(from: FileSystem.parent(of: gpgID)) }
             if let repository = git(for: gpgID) {
                 try repository.remove(paths: [gpgID])
-                try repository.commit(message: "Deinitialize \(gpgID)\(suffix).", output: gitOutput)
+                // `git rm` removes the folders it empties: commit from the nearest one left.
+                try (git(for: gpgID) ?? repository).commit(message: "Deinitialize \(gpgID)\(suffix).", output: gitOutput)
             }
-            removeEmptyFolders(from: FileSystem.parent(of: gpgID))
         } else {
             try checkInsideStore(gpgID)
             try makeFolders(folder, onEvent: onEvent)
@@ -37,7 +38,8 @@ extension PasswordStore {
                 try signRecipientsFile(gpgID)
             }
         }
-        if FileSystem.isDirectory(folder) { try reencrypt(folder, onEvent: onEvent) }
+        guard FileSystem.isDirectory(folder) else { return }
+        try reencrypt(folder, onEvent: onEvent)
         try commit([folder], "Reencrypt password store using new GPG id \(recipients == [""] ? "" : listed)\(suffix).")
     }
 
@@ -57,11 +59,20 @@ extension PasswordStore {
 
     /// Re-encrypts every entry at or below `path` (a file or a folder) whose encryption subkeys differ
     /// from those of its recipients, as pass's `reencrypt_path`; `.git` and symlinks are skipped.
+    ///
+    /// Deciding what needs work reads only the key packets at the head of each file; the work itself
+    /// (decrypt, encrypt, atomic replace) runs on several threads, and events come in file order.
     public func reencrypt(_ path: String, onEvent: (StoreEvent) -> Void = { _ in }) throws {
+        struct Job: Sendable {
+            let file: String
+            let name: String
+            let recipients: [String]
+            let keyIDs: [String]
+        }
         var wantedByRecipients: [[String]: Set<String>] = [:]
+        var jobs: [Job] = []
         for file in try Self.entryFiles(at: path) {
             let relative = String(file.dropFirst(root.count + 1))
-            let name = String(relative.dropLast(4))
             let recipients = try recipients(forFolder: Self.folder(of: relative))
             try verifyRecipientsFile(recipients.file)
             let wanted: Set<String>
@@ -71,12 +82,21 @@ extension PasswordStore {
                 wanted = try engine.encryptionKeyIDs(for: recipients.ids)
                 wantedByRecipients[recipients.ids] = wanted
             }
-            let ciphertext = try FileSystem.readFile(file)
-            if let current = OpenPGPPackets.recipientKeyIDs(ciphertext), current == wanted { continue }
-            onEvent(.reencrypted(name: name, keyIDs: wanted.sorted()))
-            let plaintext = try engine.decrypt(ciphertext)
-            let encrypted = try engine.encrypt(plaintext, to: recipients.ids)
-            try FileSystem.atomicWrite(file, bytes: encrypted, mode: configuration.fileMode)
+            if let current = OpenPGPPackets.recipientKeyIDs(try FileSystem.readFile(file)), current == wanted {
+                continue
+            }
+            jobs.append(
+                Job(file: file, name: String(relative.dropLast(4)), recipients: recipients.ids, keyIDs: wanted.sorted()))
+        }
+        let engine = self.engine
+        let mode = configuration.fileMode
+        try Parallel.forEach(jobs) { job in
+            let plaintext = try engine.decrypt(FileSystem.readFile(job.file))
+            let encrypted = try engine.encrypt(plaintext, to: job.recipients)
+            try FileSystem.atomicWrite(job.file, bytes: encrypted, mode: mode)
+        } consume: { index, result in
+            onEvent(.reencrypted(name: jobs[index].name, keyIDs: jobs[index].keyIDs))
+            try result.get()
         }
     }
 
