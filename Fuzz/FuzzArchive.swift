@@ -4,8 +4,8 @@
     import Foundation
 #endif
 
-// libFuzzer target: the archive decoder must reject or decode any entry without crashing, and what it
-// decodes must encode again.
+// The archive decoder must reject or decode any entry without crashing, and what it decodes must
+// encode again.
 struct FuzzAddress: Codable, Equatable {
     var city: String
     var zip: Int?
@@ -24,6 +24,7 @@ struct FuzzRecord: Codable, Equatable {
     var address: FuzzAddress?
 }
 
+/// libFuzzer target: decodes arbitrary bytes as a record and as a dictionary.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzArchive(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))

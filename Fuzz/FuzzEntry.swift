@@ -1,4 +1,4 @@
-// libFuzzer target: the entry parser must take any bytes and format them back unchanged.
+/// libFuzzer target: the entry parser must take any bytes and format them back unchanged.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzEntry(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))

@@ -1,4 +1,4 @@
-// libFuzzer target: the `.gpg-id` and gpg.conf group parsers take any bytes.
+/// libFuzzer target: the `.gpg-id` and gpg.conf group parsers take any bytes.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzGPGID(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))

@@ -43,7 +43,8 @@ public final class GPGSandbox: @unchecked Sendable {
         keys = template.keys
         mkdir(home, 0o700)
         try Self.check(["cp", "-a", template.directory, gnupgHome], environment: nil)
-        let config = "[user]\n\tname = Coffer Test\n\temail = test@coffer.test\n[init]\n\tdefaultBranch = main\n"
+        let config =
+            "[user]\n\tname = Coffer Test\n\temail = test@coffer.test\n[init]\n\tdefaultBranch = main\n"
         try config.write(toFile: home + "/.gitconfig")
     }
 
@@ -81,7 +82,8 @@ public final class GPGSandbox: @unchecked Sendable {
     ) throws -> Subprocess.Output {
         var variables = environment
         for (name, value) in extra { variables[name] = value }
-        return try Subprocess(arguments, environment: variables.map { "\($0.key)=\($0.value)" }).run(input: input)
+        return try Subprocess(arguments, environment: variables.map { "\($0.key)=\($0.value)" }).run(
+            input: input)
     }
 
     /// Runs a program and throws when it fails.
@@ -91,7 +93,8 @@ public final class GPGSandbox: @unchecked Sendable {
     ) throws -> Subprocess.Output {
         let output = try run(arguments, input: input, environment: extra)
         guard output.status == 0 else {
-            throw SandboxError("\(arguments.joined(separator: " ")) failed (\(output.status)): \(output.errorText)")
+            throw SandboxError(
+                "\(arguments.joined(separator: " ")) failed (\(output.status)): \(output.errorText)")
         }
         return output
     }
@@ -140,21 +143,33 @@ final class KeyringTemplate: @unchecked Sendable {
         var buffer = Array("/tmp/coffer-keys-XXXXXX".utf8CString)
         guard let created = mkdtemp(&buffer) else { throw SandboxError("mkdtemp failed") }
         let directory = String(cString: created)
-        let environment = ["GNUPGHOME=\(directory)", "HOME=\(directory)", "PATH=\(environmentValue("PATH") ?? "/usr/bin:/bin")"]
+        let environment = [
+            "GNUPGHOME=\(directory)", "HOME=\(directory)",
+            "PATH=\(environmentValue("PATH") ?? "/usr/bin:/bin")",
+        ]
         var keys: [GPGSandbox.TestKey] = []
         for name in ["one", "two", "three"] {
             let email = "\(name)@coffer.test"
             let uid = "Coffer Test \(name.capitalizedFirst) <\(email)>"
             try GPGSandbox.check(
-                ["gpg", "--batch", "--quiet", "--passphrase", "", "--quick-gen-key", uid, "ed25519", "sign", "never"],
+                [
+                    "gpg", "--batch", "--quiet", "--passphrase", "", "--quick-gen-key", uid, "ed25519",
+                    "sign", "never",
+                ],
                 environment: environment)
-            let listing = try Subprocess(["gpg", "--batch", "--with-colons", "--list-keys", email], environment: environment).run()
+            let listing = try Subprocess(
+                ["gpg", "--batch", "--with-colons", "--list-keys", email], environment: environment
+            ).run()
             guard
                 let line = listing.outputText.split(separator: "\n").first(where: { $0.hasPrefix("fpr:") }),
-                let fingerprint = line.split(separator: ":", omittingEmptySubsequences: false).dropFirst(9).first
+                let fingerprint = line.split(separator: ":", omittingEmptySubsequences: false).dropFirst(9)
+                    .first
             else { throw SandboxError("no fingerprint for \(email)") }
             try GPGSandbox.check(
-                ["gpg", "--batch", "--quiet", "--passphrase", "", "--quick-add-key", String(fingerprint), "cv25519", "encr", "never"],
+                [
+                    "gpg", "--batch", "--quiet", "--passphrase", "", "--quick-add-key", String(fingerprint),
+                    "cv25519", "encr", "never",
+                ],
                 environment: environment)
             keys.append(GPGSandbox.TestKey(fingerprint: String(fingerprint), email: email))
         }

@@ -128,7 +128,8 @@ public struct GPGMEEngine: CryptoEngine {
         var keys: [KeyInfo] = []
         try withCStringArray(patterns) { array in
             try check(
-                gpgme_op_keylist_ext_start(context.handle, patterns.isEmpty ? nil : array, secretOnly ? 1 : 0, 0),
+                gpgme_op_keylist_ext_start(
+                    context.handle, patterns.isEmpty ? nil : array, secretOnly ? 1 : 0, 0),
                 "cannot list keys")
             while true {
                 var key: gpgme_key_t?
@@ -164,7 +165,9 @@ public struct GPGMEEngine: CryptoEngine {
     }
 
     private func encryptionError(_ status: gpgme_error_t, context: Context) -> GPGError {
-        if let result = gpgme_op_encrypt_result(context.handle), let invalid = result.pointee.invalid_recipients {
+        if let result = gpgme_op_encrypt_result(context.handle),
+            let invalid = result.pointee.invalid_recipients
+        {
             let name = invalid.pointee.fpr.map { String(cString: $0) } ?? "?"
             var reason = coffer_gpgme_err_code(invalid.pointee.reason)
             if reason == GPG_ERR_GENERAL.rawValue || reason == GPG_ERR_NO_ERROR.rawValue {
@@ -199,7 +202,9 @@ public struct GPGMEEngine: CryptoEngine {
             var recipient = result.pointee.recipients
             while let current = recipient {
                 keyIDs.append(current.pointee.keyid.map { String(cString: $0) } ?? "?")
-                if coffer_gpgme_err_code(current.pointee.status) != GPG_ERR_NO_SECKEY.rawValue { allMissing = false }
+                if coffer_gpgme_err_code(current.pointee.status) != GPG_ERR_NO_SECKEY.rawValue {
+                    allMissing = false
+                }
                 recipient = current.pointee.next
             }
             if !keyIDs.isEmpty && allMissing {
@@ -226,14 +231,18 @@ extension GPGError {
             (kind, advice) = (.noPublicKey, "no public key; import it with gpg --import")
         case GPG_ERR_NO_DATA.rawValue, GPG_ERR_BAD_DATA.rawValue, GPG_ERR_INV_PACKET.rawValue,
             GPG_ERR_DECRYPT_FAILED.rawValue, GPG_ERR_TRUNCATED.rawValue, GPG_ERR_INV_DATA.rawValue:
-            (kind, advice) = (.corruptData, "the file is not a complete OpenPGP message (corrupt or truncated)")
+            (kind, advice) = (
+                .corruptData, "the file is not a complete OpenPGP message (corrupt or truncated)"
+            )
         case GPG_ERR_CANCELED.rawValue, GPG_ERR_FULLY_CANCELED.rawValue:
             (kind, advice) = (.cancelled, "cancelled at the passphrase prompt")
         case GPG_ERR_BAD_PASSPHRASE.rawValue:
             (kind, advice) = (.badPassphrase, "bad passphrase")
         case GPG_ERR_NO_AGENT.rawValue, GPG_ERR_NO_PIN_ENTRY.rawValue, GPG_ERR_PIN_ENTRY.rawValue,
             GPG_ERR_AGENT.rawValue, GPG_ERR_ASS_CONNECT_FAILED.rawValue:
-            (kind, advice) = (.agentUnavailable, "gpg-agent or pinentry is not available; check gpg-agent and GPG_TTY")
+            (kind, advice) = (
+                .agentUnavailable, "gpg-agent or pinentry is not available; check gpg-agent and GPG_TTY"
+            )
         case GPG_ERR_BAD_SIGNATURE.rawValue:
             (kind, advice) = (.badSignature, "bad signature")
         default:
@@ -285,7 +294,8 @@ extension KeyInfo {
                     keyID: item.keyid.map { String(cString: $0) } ?? "",
                     canEncrypt: item.can_encrypt != 0,
                     canSign: item.can_sign != 0,
-                    isUnusable: item.expired != 0 || item.revoked != 0 || item.disabled != 0 || item.invalid != 0))
+                    isUnusable: item.expired != 0 || item.revoked != 0 || item.disabled != 0
+                        || item.invalid != 0))
             subkey = item.next
         }
         self.init(
@@ -352,7 +362,8 @@ private final class DataBuffer {
                 read: nil,
                 write: { handle, buffer, size in
                     guard let handle, let buffer else { return -1 }
-                    Unmanaged<SecureByteSink>.fromOpaque(handle).takeUnretainedValue().append(buffer, length: size)
+                    Unmanaged<SecureByteSink>.fromOpaque(handle).takeUnretainedValue().append(
+                        buffer, length: size)
                     return size
                 },
                 seek: nil, release: nil))

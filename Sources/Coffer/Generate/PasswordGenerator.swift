@@ -81,7 +81,9 @@ public struct PasswordGenerator: Sendable {
                 var value = 0
                 var digits = 0
                 var cursor = position + 1
-                while cursor < input.count, digits < 3, (48...55).contains(input[cursor]), value * 8 + Int(input[cursor] - 48) < 256 {
+                while cursor < input.count, digits < 3, (48...55).contains(input[cursor]),
+                    value * 8 + Int(input[cursor] - 48) < 256
+                {
                     value = value * 8 + Int(input[cursor] - 48)
                     digits += 1
                     cursor += 1
@@ -93,7 +95,9 @@ public struct PasswordGenerator: Sendable {
             return next
         }
         while index < input.count {
-            if input[index] == UInt8(ascii: "["), index + 1 < input.count, input[index + 1] == UInt8(ascii: ":") {
+            if input[index] == UInt8(ascii: "["), index + 1 < input.count,
+                input[index + 1] == UInt8(ascii: ":")
+            {
                 if let end = findClassEnd(input, from: index + 2) {
                     let name = String(decoding: input[(index + 2)..<end], as: UTF8.self)
                     guard let members = characterClass(name) else {
@@ -104,7 +108,8 @@ public struct PasswordGenerator: Sendable {
                     continue
                 }
             }
-            if input[index] == UInt8(ascii: "["), index + 1 < input.count, input[index + 1] == UInt8(ascii: "="),
+            if input[index] == UInt8(ascii: "["), index + 1 < input.count,
+                input[index + 1] == UInt8(ascii: "="),
                 index + 3 < input.count, input[index + 3] == UInt8(ascii: "="), index + 4 < input.count,
                 input[index + 4] == UInt8(ascii: "]")
             {
@@ -130,7 +135,9 @@ public struct PasswordGenerator: Sendable {
                 }
                 guard low <= high else {
                     throw CofferError(
-                        .invalidArgument, "range-endpoints of '\(Character(Unicode.Scalar(low)))-\(Character(Unicode.Scalar(high)))' are in reverse collating sequence order")
+                        .invalidArgument,
+                        "range-endpoints of '\(Character(Unicode.Scalar(low)))-\(Character(Unicode.Scalar(high)))' are in reverse collating sequence order"
+                    )
                 }
                 result += Array(low...high)
                 index = cursor

@@ -36,7 +36,8 @@ extension GitRepository {
             let status = lines.dropFirst().last.map { $0.split(separator: "\t").map(String.init) } ?? []
             commits.append(
                 Commit(
-                    shortHash: fields[0], hash: fields[1], date: fields[2], author: fields[3], subject: fields[4],
+                    shortHash: fields[0], hash: fields[1], date: fields[2], author: fields[3],
+                    subject: fields[4],
                     path: status.last ?? path))
         }
         return commits
@@ -44,7 +45,10 @@ extension GitRepository {
 
     /// The full hash of `revision`, or `nil` when it names no commit.
     public func resolve(_ revision: String) -> String? {
-        guard let output = try? run(["rev-parse", "--verify", "--quiet", "--end-of-options", revision + "^{commit}"])
+        guard
+            let output = try? run([
+                "rev-parse", "--verify", "--quiet", "--end-of-options", revision + "^{commit}",
+            ])
         else { return nil }
         return output.outputText.isEmpty ? nil : output.outputText
     }

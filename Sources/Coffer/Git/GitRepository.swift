@@ -64,8 +64,10 @@ public struct GitRepository: Sendable {
     public func runUnchecked(
         _ arguments: [String], input: [UInt8] = [], extraEnvironment: [String: String] = [:]
     ) throws -> Subprocess.Output {
-        try Subprocess(["git", "-C", directory] + arguments, environment: environment(extra: extraEnvironment))
-            .run(input: input)
+        try Subprocess(
+            ["git", "-C", directory] + arguments, environment: environment(extra: extraEnvironment)
+        )
+        .run(input: input)
     }
 
     /// Runs `git -C directory arguments...` and returns its output; throws when it fails.
@@ -73,7 +75,8 @@ public struct GitRepository: Sendable {
     public func run(_ arguments: [String], input: [UInt8] = []) throws -> Subprocess.Output {
         let output = try runUnchecked(arguments, input: input)
         if output.status != 0 {
-            let message = output.errorText.split(separator: "\n").last.map(String.init) ?? "exit \(output.status)"
+            let message =
+                output.errorText.split(separator: "\n").last.map(String.init) ?? "exit \(output.status)"
             throw CofferError(.git, "git \(arguments.first ?? "") failed: \(message)")
         }
         return output
@@ -81,8 +84,10 @@ public struct GitRepository: Sendable {
 
     /// Runs git attached to this process's terminal and returns its exit status.
     public func runAttached(_ arguments: [String], extraEnvironment: [String: String] = [:]) throws -> Int32 {
-        try Subprocess(["git", "-C", directory] + arguments, environment: environment(extra: extraEnvironment))
-            .runAttached()
+        try Subprocess(
+            ["git", "-C", directory] + arguments, environment: environment(extra: extraEnvironment)
+        )
+        .runAttached()
     }
 
     /// Stages `paths` and, when that changed anything, commits everything staged with `message`.

@@ -41,7 +41,9 @@ extension PasswordStore {
         var candidates = [path]
         if let history = try? repository.history(of: path) {
             // The entry's path as of `revision`: that of the newest commit touching it at or before it.
-            if let match = history.first(where: { $0.hash == commit || repository.isAncestor($0.hash, of: commit) }) {
+            if let match = history.first(where: {
+                $0.hash == commit || repository.isAncestor($0.hash, of: commit)
+            }) {
                 candidates.insert(match.path, at: 0)
             }
         }
@@ -53,7 +55,10 @@ extension PasswordStore {
 
     /// Writes entry `name` back as it was in `revision`, re-encrypted for today's recipients, as a new commit.
     public func restore(_ name: String, revision: String) throws {
-        let plaintext = try read(name, revision: revision)
-        try write(name, plaintext, commitMessage: "Restore \(name) from \(revision).")
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            let plaintext = try read(name, revision: revision)
+            try write(name, plaintext, commitMessage: "Restore \(name) from \(revision).")
+
+        }
     }
 }

@@ -26,51 +26,61 @@ extension PasswordStore {
     /// inside the encrypted entry and is reported. Deletion against edit keeps the edit. With
     /// `coffer.requiresignedcommits` true, incoming commits must carry a good signature.
     public func sync() throws -> SyncReport {
-        let repository = try rootRepository()
-        var report = SyncReport()
-        if try repository.installMergeDriver() {
-            try repository.commit(
-                paths: [root + "/.gitattributes"], message: "Configure git repository for coffer entry merges.",
-                output: gitOutput)
-        }
-        let remotes = try repository.run(["remote"]).outputText.split(separator: "\n").map(String.init)
-        guard let defaultRemote = remotes.contains("origin") ? "origin" : remotes.first else {
-            report.noRemote = true
-            return report
-        }
-        let branch = try repository.run(["rev-parse", "--abbrev-ref", "HEAD"]).outputText
-        let configuredUpstream = try? repository.run(["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}"])
-        let upstream = configuredUpstream?.outputText ?? "\(defaultRemote)/\(branch)"
-        let remote = String(upstream.split(separator: "/").first ?? Substring(defaultRemote))
-        do {
-            try repository.run(["fetch", "--quiet", remote])
-        } catch let error as CofferError {
-            throw CofferError(.git, "cannot reach the remote \(remote); nothing was changed (\(error.message))")
-        }
-        let before = try repository.run(["rev-parse", "HEAD"]).outputText
-        if repository.resolve(upstream) != nil {
-            try verifySignatures(repository, range: "HEAD..\(upstream)")
-            try integrate(upstream, into: repository, report: &report)
-        }
-        let after = try repository.run(["rev-parse", "HEAD"]).outputText
-        if before != after { try describeChanges(repository, from: before, to: after, report: &report) }
-        let ahead =
-            try repository.resolve(upstream) == nil
-            || !repository.run(["rev-list", "\(upstream)..HEAD"]).outputText.isEmpty
-        if ahead {
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            let repository = try rootRepository()
+            var report = SyncReport()
+            if try repository.installMergeDriver() {
+                try repository.commit(
+                    paths: [root + "/.gitattributes"],
+                    message: "Configure git repository for coffer entry merges.",
+                    output: gitOutput)
+            }
+            let remotes = try repository.run(["remote"]).outputText.split(separator: "\n").map(String.init)
+            guard let defaultRemote = remotes.contains("origin") ? "origin" : remotes.first else {
+                report.noRemote = true
+                return report
+            }
+            let branch = try repository.run(["rev-parse", "--abbrev-ref", "HEAD"]).outputText
+            let configuredUpstream = try? repository.run([
+                "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}",
+            ])
+            let upstream = configuredUpstream?.outputText ?? "\(defaultRemote)/\(branch)"
+            let remote = String(upstream.split(separator: "/").first ?? Substring(defaultRemote))
             do {
-                try repository.run(["push", "--quiet", "--set-upstream", remote, "HEAD:\(branch)"])
-                report.pushed = true
+                try repository.run(["fetch", "--quiet", remote])
             } catch let error as CofferError {
                 throw CofferError(
-                    .git, "push to \(remote) failed; your changes are committed locally, sync again later (\(error.message))")
+                    .git, "cannot reach the remote \(remote); nothing was changed (\(error.message))")
             }
+            let before = try repository.run(["rev-parse", "HEAD"]).outputText
+            if repository.resolve(upstream) != nil {
+                try verifySignatures(repository, range: "HEAD..\(upstream)")
+                try integrate(upstream, into: repository, report: &report)
+            }
+            let after = try repository.run(["rev-parse", "HEAD"]).outputText
+            if before != after { try describeChanges(repository, from: before, to: after, report: &report) }
+            let ahead =
+                try repository.resolve(upstream) == nil
+                || !repository.run(["rev-list", "\(upstream)..HEAD"]).outputText.isEmpty
+            if ahead {
+                do {
+                    try repository.run(["push", "--quiet", "--set-upstream", remote, "HEAD:\(branch)"])
+                    report.pushed = true
+                } catch let error as CofferError {
+                    throw CofferError(
+                        .git,
+                        "push to \(remote) failed; your changes are committed locally, sync again later (\(error.message))"
+                    )
+                }
+            }
+            return report
+
         }
-        return report
     }
 
     private func verifySignatures(_ repository: GitRepository, range: String) throws {
-        let required = (try? repository.run(["config", "--bool", "coffer.requiresignedcommits"]))?.outputText == "true"
+        let required =
+            (try? repository.run(["config", "--bool", "coffer.requiresignedcommits"]))?.outputText == "true"
         guard required else { return }
         let lines = try repository.run(["log", "--format=%H %G?", range]).outputText.split(separator: "\n")
         for line in lines {
@@ -83,7 +93,9 @@ extension PasswordStore {
     }
 
     /// Rebases onto (or merges) `upstream`, settling what git leaves unmerged.
-    private func integrate(_ upstream: String, into repository: GitRepository, report: inout SyncReport) throws {
+    private func integrate(_ upstream: String, into repository: GitRepository, report: inout SyncReport)
+        throws
+    {
         let mode = (try? repository.run(["config", "coffer.syncmode"]))?.outputText ?? "rebase"
         let first: [String] = mode == "merge" ? ["merge", "--no-edit", upstream] : ["rebase", upstream]
         let continuing: [String] = mode == "merge" ? ["commit", "--no-edit"] : ["rebase", "--continue"]
@@ -98,8 +110,11 @@ extension PasswordStore {
             if unmerged.isEmpty {
                 if output.status == 0 { return }
                 // A step with nothing left to merge (e.g. an emptied commit): skip it or fail clearly.
-                if mode != "merge", (try? repository.run(["rebase", "--skip"])) != nil { arguments = continuing; continue }
-                throw CofferError(.git, "git \(arguments[0]) failed: \(output.errorText.split(separator: "\n").last ?? "")")
+                if mode != "merge", (try? repository.run(["rebase", "--skip"])) != nil {
+                    arguments = continuing; continue
+                }
+                throw CofferError(
+                    .git, "git \(arguments[0]) failed: \(output.errorText.split(separator: "\n").last ?? "")")
             }
             try settle(unmerged, in: repository, report: &report)
             arguments = continuing
@@ -138,7 +153,9 @@ extension PasswordStore {
     private func describeChanges(
         _ repository: GitRepository, from before: String, to after: String, report: inout SyncReport
     ) throws {
-        let output = try repository.run(["diff", "--name-status", "--no-renames", before, after, "--", "*.gpg"])
+        let output = try repository.run([
+            "diff", "--name-status", "--no-renames", before, after, "--", "*.gpg",
+        ])
         for line in output.outputText.split(separator: "\n") {
             let parts = line.split(separator: "\t").map(String.init)
             guard parts.count >= 2 else { continue }
@@ -158,7 +175,8 @@ extension PasswordStore {
             let bytes = try FileSystem.readFile(file)
             return bytes.isEmpty ? [] : try engine.decrypt(bytes).bytes
         }
-        let result = EntryMerge.merge(base: try decrypt(base), ours: try decrypt(ours), theirs: try decrypt(theirs))
+        let result = EntryMerge.merge(
+            base: try decrypt(base), ours: try decrypt(ours), theirs: try decrypt(theirs))
         let name = path.hasSuffix(".gpg") ? String(path.dropLast(4)) : path
         let recipients = try recipients(for: name)
         try verifyRecipientsFile(recipients.file)
@@ -175,8 +193,10 @@ extension PasswordStore {
         }
         let parent = FileSystem.parent(of: root)
         try FileSystem.makeDirectories(parent, mode: configuration.folderMode)
-        let output = try GitRepository(directory: parent, storeRoot: root, environment: configuration.environment)
-            .runUnchecked(["clone", "--quiet", "--", url, root])
+        let output = try GitRepository(
+            directory: parent, storeRoot: root, environment: configuration.environment
+        )
+        .runUnchecked(["clone", "--quiet", "--", url, root])
         guard output.status == 0 else {
             throw CofferError(.git, "git clone failed: \(output.errorText.split(separator: "\n").last ?? "")")
         }

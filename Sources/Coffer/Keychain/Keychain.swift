@@ -156,7 +156,9 @@ public struct Keychain: Sendable {
         if account == "." || account == ".." { throw refuse("'\(account)' is not allowed") }
         if account.contains("/") { throw refuse("it contains '/'") }
         if account.utf8.contains(0) { throw refuse("it contains a NUL byte") }
-        if account.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) { throw refuse("it contains a control character") }
+        if account.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) {
+            throw refuse("it contains a control character")
+        }
         if account.hasPrefix("-") { throw refuse("it starts with '-'") }
         if account.utf8.count > 251 { throw refuse("it is longer than 251 bytes") }
     }

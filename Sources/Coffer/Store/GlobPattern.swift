@@ -37,7 +37,8 @@ public struct GlobPattern: Sendable {
                 pattern = pattern.dropFirst()
                 text = text.dropFirst()
             case UInt8(ascii: "["):
-                guard let byte = text.first, let (matched, rest) = matchClass(pattern.dropFirst(), byte) else {
+                guard let byte = text.first, let (matched, rest) = matchClass(pattern.dropFirst(), byte)
+                else {
                     return false
                 }
                 guard matched else { return false }
@@ -58,7 +59,8 @@ public struct GlobPattern: Sendable {
     }
 
     /// Matches `byte` against a bracket expression starting after `[`; returns the rest after `]`.
-    private static func matchClass(_ pattern: ArraySlice<UInt8>, _ byte: UInt8) -> (Bool, ArraySlice<UInt8>)? {
+    private static func matchClass(_ pattern: ArraySlice<UInt8>, _ byte: UInt8) -> (Bool, ArraySlice<UInt8>)?
+    {
         var rest = pattern
         var negated = false
         if let first = rest.first, first == UInt8(ascii: "!") || first == UInt8(ascii: "^") {
@@ -73,7 +75,9 @@ public struct GlobPattern: Sendable {
             }
             first = false
             rest = rest.dropFirst()
-            if rest.count >= 2, rest.first == UInt8(ascii: "-"), rest[rest.index(after: rest.startIndex)] != UInt8(ascii: "]") {
+            if rest.count >= 2, rest.first == UInt8(ascii: "-"),
+                rest[rest.index(after: rest.startIndex)] != UInt8(ascii: "]")
+            {
                 let upper = rest[rest.index(after: rest.startIndex)]
                 if current <= byte && byte <= upper { matched = true }
                 rest = rest.dropFirst(2)

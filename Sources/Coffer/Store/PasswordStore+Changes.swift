@@ -11,31 +11,35 @@ extension PasswordStore {
     ///
     /// Like pass, `name/` or a name with no entry means the folder. Commits `Remove NAME from store.`
     public func remove(_ name: String, recursive: Bool, onEvent: (StoreEvent) -> Void = { _ in }) throws {
-        try EntryName.validate(name)
-        let folder = root + "/" + EntryName.trimmed(name)
-        var target = entryPath(name)
-        let isFolderTarget =
-            (FileSystem.isFile(target) && FileSystem.isDirectory(folder) && name.hasSuffix("/"))
-            || !FileSystem.isFile(target)
-        if isFolderTarget { target = folder + "/" }
-        guard FileSystem.kind(EntryName.trimmed(target)) != .missing else {
-            throw CofferError(.notFound, "\(name) is not in the password store.")
-        }
-        try checkInsideStore(EntryName.trimmed(target))
-        if isFolderTarget && FileSystem.kind(folder) == .directory {
-            guard recursive else {
-                throw CofferError(.invalidArgument, "cannot remove '\(target)': Is a directory")
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            try EntryName.validate(name)
+            let folder = root + "/" + EntryName.trimmed(name)
+            var target = entryPath(name)
+            let isFolderTarget =
+                (FileSystem.isFile(target) && FileSystem.isDirectory(folder) && name.hasSuffix("/"))
+                || !FileSystem.isFile(target)
+            if isFolderTarget { target = folder + "/" }
+            guard FileSystem.kind(EntryName.trimmed(target)) != .missing else {
+                throw CofferError(.notFound, "\(name) is not in the password store.")
             }
-            try removeTree(folder, spelled: target, onEvent: onEvent)
-        } else {
-            try FileSystem.remove(EntryName.trimmed(target))
-            onEvent(.removedFile(target))
+            try checkInsideStore(EntryName.trimmed(target))
+            if isFolderTarget && FileSystem.kind(folder) == .directory {
+                guard recursive else {
+                    throw CofferError(.invalidArgument, "cannot remove '\(target)': Is a directory")
+                }
+                try removeTree(folder, spelled: target, onEvent: onEvent)
+            } else {
+                try FileSystem.remove(EntryName.trimmed(target))
+                onEvent(.removedFile(target))
+            }
+            // Like pass's `rmdir -p`, also when git fails.
+            defer { removeEmptyFolders(from: FileSystem.parent(of: EntryName.trimmed(target))) }
+            if let repository = git(for: target) {
+                try repository.remove(paths: [target])
+                try repository.commit(message: "Remove \(name) from store.", output: gitOutput)
+            }
+
         }
-        if let repository = git(for: target) {
-            try repository.remove(paths: [target])
-            try repository.commit(message: "Remove \(name) from store.", output: gitOutput)
-        }
-        removeEmptyFolders(from: FileSystem.parent(of: EntryName.trimmed(target)))
     }
 
     /// Removes a folder depth first in directory order, reporting each item as `rm -rv` does.
@@ -73,7 +77,10 @@ extension PasswordStore {
         _ source: String, to destination: String, overwrite: ((String) -> Bool)? = nil,
         onEvent: (StoreEvent) -> Void = { _ in }
     ) throws {
-        try transfer(source, to: destination, copy: false, overwrite: overwrite, onEvent: onEvent)
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            try transfer(source, to: destination, copy: false, overwrite: overwrite, onEvent: onEvent)
+
+        }
     }
 
     /// Copies an entry or folder, re-encrypting what lands under other recipients. Commits `Copy OLD to NEW.`
@@ -81,7 +88,10 @@ extension PasswordStore {
         _ source: String, to destination: String, overwrite: ((String) -> Bool)? = nil,
         onEvent: (StoreEvent) -> Void = { _ in }
     ) throws {
-        try transfer(source, to: destination, copy: true, overwrite: overwrite, onEvent: onEvent)
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            try transfer(source, to: destination, copy: true, overwrite: overwrite, onEvent: onEvent)
+
+        }
     }
 
     private func transfer(
@@ -129,11 +139,14 @@ extension PasswordStore {
                         .io, "cannot move '\(oldPath)' to '\(target)': \(String(cString: strerror(errno)))")
                 }
             } else if rename(oldPath, target) != 0 {
-                throw CofferError(.io, "cannot move '\(oldPath)' to '\(target)': \(String(cString: strerror(errno)))")
+                throw CofferError(
+                    .io, "cannot move '\(oldPath)' to '\(target)': \(String(cString: strerror(errno)))")
             }
             FileSystem.syncDirectory(FileSystem.parent(of: target))
             onEvent(.renamed(from: oldPath, to: target))
         }
+        // Like pass's final `rmdir -p` after a move, also when re-encryption or git fails.
+        defer { if !copy { removeEmptyFolders(from: oldFolder) } }
         if FileSystem.kind(newPath) != .missing { try reencrypt(newPath, onEvent: onEvent) }
         if copy {
             try commit([newPath], "Copy \(source) to \(destination).")
@@ -141,7 +154,8 @@ extension PasswordStore {
         }
         if let repository = git(for: newPath), FileSystem.kind(oldPath) == .missing {
             try repository.remove(paths: [oldPath])
-            try repository.commit(paths: [newPath], message: "Rename \(source) to \(destination).", output: gitOutput)
+            try repository.commit(
+                paths: [newPath], message: "Rename \(source) to \(destination).", output: gitOutput)
         }
         if let repository = git(for: oldPath), FileSystem.kind(oldPath) == .missing {
             try repository.remove(paths: [oldPath])
@@ -149,7 +163,6 @@ extension PasswordStore {
                 try repository.commit(message: "Remove \(source).", output: gitOutput)
             }
         }
-        removeEmptyFolders(from: oldFolder)
     }
 
     /// `mkdir -p -v PATH`: creates the folder `path` and its missing parents with the store's folder mode.
@@ -190,7 +203,8 @@ extension PasswordStore {
                 try copyTree(source + "/" + name, to: target + "/" + name, onEvent: onEvent)
             }
         } else {
-            try FileSystem.atomicWrite(target, bytes: FileSystem.readFile(source), mode: configuration.fileMode)
+            try FileSystem.atomicWrite(
+                target, bytes: FileSystem.readFile(source), mode: configuration.fileMode)
             onEvent(.copied(from: source, to: target))
         }
     }

@@ -76,19 +76,25 @@ extension PasswordStore {
                     if fix { unlink(path) }
                     findings.append(
                         StoreFinding(
-                            kind: .strayFile, path: relative(path), message: "temporary file left by an interrupted write",
+                            kind: .strayFile, path: relative(path),
+                            message: "temporary file left by an interrupted write",
                             fixed: fix))
                     continue
                 }
-                if name == ".gpg-id" && !configuration.signingKeys.isEmpty && checkedSignatures.insert(path).inserted {
+                if name == ".gpg-id" && !configuration.signingKeys.isEmpty
+                    && checkedSignatures.insert(path).inserted
+                {
                     do {
                         try verifyRecipientsFile(path)
                     } catch let error as CofferError {
-                        findings.append(StoreFinding(kind: .signature, path: relative(path), message: error.message, fixed: false))
+                        findings.append(
+                            StoreFinding(
+                                kind: .signature, path: relative(path), message: error.message, fixed: false))
                     }
                 }
                 guard name.hasSuffix(".gpg") else { continue }
-                try checkEntry(path, relative: relative(path), fix: fix, wanted: &wantedByRecipients, into: &findings)
+                try checkEntry(
+                    path, relative: relative(path), fix: fix, wanted: &wantedByRecipients, into: &findings)
             }
         }
         try visit(root)
@@ -110,7 +116,9 @@ extension PasswordStore {
             plaintext = try engine.decrypt(ciphertext)
         } catch {
             findings.append(
-                StoreFinding(kind: .undecryptable, path: relative, message: "does not decrypt: \(error)", fixed: false))
+                StoreFinding(
+                    kind: .undecryptable, path: relative, message: "does not decrypt: \(error)", fixed: false)
+            )
             return
         }
         if plaintext.withUnsafeBytes({ EntryMerge.containsConflict(Array($0)) }) {
@@ -120,7 +128,8 @@ extension PasswordStore {
                     fixed: false))
         }
         guard let recipients = try? recipients(for: name) else {
-            findings.append(StoreFinding(kind: .recipients, path: relative, message: "no .gpg-id applies", fixed: false))
+            findings.append(
+                StoreFinding(kind: .recipients, path: relative, message: "no .gpg-id applies", fixed: false))
             return
         }
         let keys: Set<String>
@@ -157,11 +166,15 @@ extension PasswordStore {
         }
         let status = try repository.runUnchecked(["status", "--porcelain"])
         if status.status != 0 {
-            findings.append(StoreFinding(kind: .git, path: "git", message: "git status failed: \(status.errorText)", fixed: false))
+            findings.append(
+                StoreFinding(
+                    kind: .git, path: "git", message: "git status failed: \(status.errorText)", fixed: false))
         } else if !status.standardOutput.isEmpty {
             let count = status.outputText.split(separator: "\n").count
             findings.append(
-                StoreFinding(kind: .git, path: "git", message: "\(count) uncommitted change(s) in the work tree", fixed: false))
+                StoreFinding(
+                    kind: .git, path: "git", message: "\(count) uncommitted change(s) in the work tree",
+                    fixed: false))
         }
         return findings
     }

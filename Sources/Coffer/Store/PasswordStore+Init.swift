@@ -7,40 +7,46 @@ extension PasswordStore {
     public func initialize(
         recipients: [String], subfolder: String = "", onEvent: (StoreEvent) -> Void = { _ in }
     ) throws {
-        try EntryName.validate(subfolder)
-        let folder = root + "/" + subfolder
-        let suffix = subfolder.isEmpty ? "" : " (\(subfolder))"
-        if !subfolder.isEmpty && !FileSystem.isDirectory(folder) && FileSystem.kind(folder) != .missing {
-            throw CofferError(.invalidArgument, "\(folder) exists but is not a directory.")
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            try EntryName.validate(subfolder)
+            let folder = root + "/" + subfolder
+            let suffix = subfolder.isEmpty ? "" : " (\(subfolder))"
+            if !subfolder.isEmpty && !FileSystem.isDirectory(folder) && FileSystem.kind(folder) != .missing {
+                throw CofferError(.invalidArgument, "\(folder) exists but is not a directory.")
+            }
+            let gpgID = folder + "/.gpg-id"
+            let listed = recipients.joined(separator: ", ")
+            if recipients == [""] {
+                guard FileSystem.isFile(gpgID) else {
+                    throw CofferError(.notFound, "\(gpgID) does not exist and so cannot be removed.")
+                }
+                try FileSystem.remove(gpgID)
+                onEvent(.removedFile(gpgID))
+                defer { removeEmptyFolders(from: FileSystem.parent(of: gpgID)) }
+                if let repository = git(for: gpgID) {
+                    try repository.remove(paths: [gpgID])
+                    // `git rm` removes the folders it empties: commit from the nearest one left.
+                    try (git(for: gpgID) ?? repository).commit(
+                        message: "Deinitialize \(gpgID)\(suffix).", output: gitOutput)
+                }
+            } else {
+                try checkInsideStore(gpgID)
+                try makeFolders(folder, onEvent: onEvent)
+                let text = recipients.map { $0 + "\n" }.joined()
+                try FileSystem.atomicWrite(gpgID, bytes: Array(text.utf8), mode: configuration.fileMode)
+                onEvent(.initialized(recipients: recipients, subfolder: subfolder))
+                try commit([gpgID], "Set GPG id to \(listed)\(suffix).")
+                if !configuration.signingKeys.isEmpty {
+                    try signRecipientsFile(gpgID)
+                }
+            }
+            guard FileSystem.isDirectory(folder) else { return }
+            try reencrypt(folder, onEvent: onEvent)
+            try commit(
+                [folder],
+                "Reencrypt password store using new GPG id \(recipients == [""] ? "" : listed)\(suffix).")
+
         }
-        let gpgID = folder + "/.gpg-id"
-        let listed = recipients.joined(separator: ", ")
-        if recipients == [""] {
-            guard FileSystem.isFile(gpgID) else {
-                throw CofferError(.notFound, "\(gpgID) does not exist and so cannot be removed.")
-            }
-            try FileSystem.remove(gpgID)
-            onEvent(.removedFile(gpgID))
-            defer { removeEmptyFolders(from: FileSystem.parent(of: gpgID)) }
-            if let repository = git(for: gpgID) {
-                try repository.remove(paths: [gpgID])
-                // `git rm` removes the folders it empties: commit from the nearest one left.
-                try (git(for: gpgID) ?? repository).commit(message: "Deinitialize \(gpgID)\(suffix).", output: gitOutput)
-            }
-        } else {
-            try checkInsideStore(gpgID)
-            try makeFolders(folder, onEvent: onEvent)
-            let text = recipients.map { $0 + "\n" }.joined()
-            try FileSystem.atomicWrite(gpgID, bytes: Array(text.utf8), mode: configuration.fileMode)
-            onEvent(.initialized(recipients: recipients, subfolder: subfolder))
-            try commit([gpgID], "Set GPG id to \(listed)\(suffix).")
-            if !configuration.signingKeys.isEmpty {
-                try signRecipientsFile(gpgID)
-            }
-        }
-        guard FileSystem.isDirectory(folder) else { return }
-        try reencrypt(folder, onEvent: onEvent)
-        try commit([folder], "Reencrypt password store using new GPG id \(recipients == [""] ? "" : listed)\(suffix).")
     }
 
     /// Signs `.gpg-id` with the signing keys and commits the signature.
@@ -63,40 +69,47 @@ extension PasswordStore {
     /// Deciding what needs work reads only the key packets at the head of each file; the work itself
     /// (decrypt, encrypt, atomic replace) runs on several threads, and events come in file order.
     public func reencrypt(_ path: String, onEvent: (StoreEvent) -> Void = { _ in }) throws {
-        struct Job: Sendable {
-            let file: String
-            let name: String
-            let recipients: [String]
-            let keyIDs: [String]
-        }
-        var wantedByRecipients: [[String]: Set<String>] = [:]
-        var jobs: [Job] = []
-        for file in try Self.entryFiles(at: path) {
-            let relative = String(file.dropFirst(root.count + 1))
-            let recipients = try recipients(forFolder: Self.folder(of: relative))
-            try verifyRecipientsFile(recipients.file)
-            let wanted: Set<String>
-            if let known = wantedByRecipients[recipients.ids] {
-                wanted = known
-            } else {
-                wanted = try engine.encryptionKeyIDs(for: recipients.ids)
-                wantedByRecipients[recipients.ids] = wanted
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            struct Job: Sendable {
+                let file: String
+                let name: String
+                let recipients: [String]
+                let keyIDs: [String]
             }
-            if let current = OpenPGPPackets.recipientKeyIDs(try FileSystem.readFile(file)), current == wanted {
-                continue
+            var wantedByRecipients: [[String]: Set<String>] = [:]
+            var jobs: [Job] = []
+            for file in try Self.entryFiles(at: path) {
+                let relative = String(file.dropFirst(root.count + 1))
+                let recipients = try recipients(forFolder: Self.folder(of: relative))
+                try verifyRecipientsFile(recipients.file)
+                let wanted: Set<String>
+                if let known = wantedByRecipients[recipients.ids] {
+                    wanted = known
+                } else {
+                    wanted = try engine.encryptionKeyIDs(for: recipients.ids)
+                    wantedByRecipients[recipients.ids] = wanted
+                }
+                if let current = OpenPGPPackets.recipientKeyIDs(try FileSystem.readFile(file)),
+                    current == wanted
+                {
+                    continue
+                }
+                jobs.append(
+                    Job(
+                        file: file, name: String(relative.dropLast(4)), recipients: recipients.ids,
+                        keyIDs: wanted.sorted()))
             }
-            jobs.append(
-                Job(file: file, name: String(relative.dropLast(4)), recipients: recipients.ids, keyIDs: wanted.sorted()))
-        }
-        let engine = self.engine
-        let mode = configuration.fileMode
-        try Parallel.forEach(jobs) { job in
-            let plaintext = try engine.decrypt(FileSystem.readFile(job.file))
-            let encrypted = try engine.encrypt(plaintext, to: job.recipients)
-            try FileSystem.atomicWrite(job.file, bytes: encrypted, mode: mode)
-        } consume: { index, result in
-            onEvent(.reencrypted(name: jobs[index].name, keyIDs: jobs[index].keyIDs))
-            try result.get()
+            let engine = self.engine
+            let mode = configuration.fileMode
+            try Parallel.forEach(jobs) { job in
+                let plaintext = try engine.decrypt(FileSystem.readFile(job.file))
+                let encrypted = try engine.encrypt(plaintext, to: job.recipients)
+                try FileSystem.atomicWrite(job.file, bytes: encrypted, mode: mode)
+            } consume: { index, result in
+                onEvent(.reencrypted(name: jobs[index].name, keyIDs: jobs[index].keyIDs))
+                try result.get()
+            }
+
         }
     }
 
@@ -111,7 +124,9 @@ extension PasswordStore {
                 if current.lowercased().hasSuffix(".gpg") { files.append(current) }
             case .directory:
                 if current.hasSuffix("/.git") { return }
-                for name in try FileSystem.contents(of: current, sorted: false) { try visit(current + "/" + name) }
+                for name in try FileSystem.contents(of: current, sorted: false) {
+                    try visit(current + "/" + name)
+                }
             default:
                 return
             }

@@ -26,7 +26,8 @@ extension PasswordStore {
     public func find(_ terms: [String]) throws -> StoreNode {
         let patterns = terms.map { GlobPattern("*" + $0 + "*", caseInsensitive: true) }
         var visited = Set<String>()
-        let children = FileSystem.isDirectory(root) ? try children(of: root, visited: &visited, match: patterns) : []
+        let children =
+            FileSystem.isDirectory(root) ? try children(of: root, visited: &visited, match: patterns) : []
         return StoreNode(name: "", kind: .folder, children: children)
     }
 
@@ -36,7 +37,9 @@ extension PasswordStore {
         return try list(subfolder).entryNames(prefix: prefix.isEmpty ? "" : prefix + "/")
     }
 
-    private func children(of path: String, visited: inout Set<String>, match: [GlobPattern]?) throws -> [StoreNode] {
+    private func children(of path: String, visited: inout Set<String>, match: [GlobPattern]?) throws
+        -> [StoreNode]
+    {
         let real = FileSystem.realPath(path) ?? path
         guard visited.insert(real).inserted else { return [] }
         defer { visited.remove(real) }
@@ -58,7 +61,8 @@ extension PasswordStore {
                 if matched == false { continue }
                 let kind: StoreNode.Kind = name.hasSuffix(".gpg") ? .entry : .file
                 let executable = resolves && (info.st_mode & 0o111) != 0
-                nodes.append(StoreNode(name: name, kind: kind, linkTarget: linkTarget, isExecutable: executable))
+                nodes.append(
+                    StoreNode(name: name, kind: kind, linkTarget: linkTarget, isExecutable: executable))
             }
         }
         return nodes

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A pass-compatible password store: one GPG-encrypted file `<root>/<name>.gpg` per entry.
 ///
 /// Recipients come from the nearest `.gpg-id` above an entry (or `PASSWORD_STORE_KEY`), every write is
@@ -71,7 +77,8 @@ public struct PasswordStore: Sendable {
         }
         guard let resolved = FileSystem.realPath(existing) else {
             // A dangling symlink: refuse, it points somewhere we cannot see.
-            throw CofferError(.invalidName, "\(path) is a symlink that points nowhere; refusing to write through it")
+            throw CofferError(
+                .invalidName, "\(path) is a symlink that points nowhere; refusing to write through it")
         }
         if resolved != storeRoot && !resolved.hasPrefix(storeRoot + "/") {
             throw CofferError(
@@ -93,7 +100,8 @@ public struct PasswordStore: Sendable {
     public func recipients(forFolder folder: String) throws -> Recipients {
         if let override = configuration.keyOverride { return Recipients(ids: override, file: nil) }
         guard let file = gpgIDFile(forFolder: folder) else {
-            throw CofferError(.noRecipients, "no .gpg-id for \(folder.isEmpty ? "the store" : folder); run init")
+            throw CofferError(
+                .noRecipients, "no .gpg-id for \(folder.isEmpty ? "the store" : folder); run init")
         }
         return Recipients(ids: GPGIDFile.parse(try FileSystem.readFile(file)), file: file)
     }
@@ -177,18 +185,29 @@ public struct PasswordStore: Sendable {
     /// When the store is a git work tree the change is committed with `commitMessage`
     /// (by default pass's `Add given password for NAME to store.`).
     public func write(_ name: String, _ contents: SecureBytes, commitMessage: String? = nil) throws {
-        try EntryName.validate(name)
-        guard !name.isEmpty, !name.hasSuffix("/") else {
-            throw CofferError(.invalidName, "an entry needs a name")
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            try EntryName.validate(name)
+            guard !name.isEmpty, !name.hasSuffix("/") else {
+                throw CofferError(.invalidName, "an entry needs a name")
+            }
+            let path = entryPath(name)
+            try checkInsideStore(path)
+            let recipients = try recipients(for: name)
+            try verifyRecipientsFile(recipients.file)
+            let ciphertext = try engine.encrypt(contents, to: recipients.ids)
+            try FileSystem.makeDirectories(FileSystem.parent(of: path), mode: configuration.folderMode)
+            removeStrayTemporaryFiles(in: FileSystem.parent(of: path))
+            try FileSystem.atomicWrite(path, bytes: ciphertext, mode: configuration.fileMode)
+            try commit([path], commitMessage ?? "Add given password for \(name) to store.")
+
         }
-        let path = entryPath(name)
-        try checkInsideStore(path)
-        let recipients = try recipients(for: name)
-        try verifyRecipientsFile(recipients.file)
-        let ciphertext = try engine.encrypt(contents, to: recipients.ids)
-        try FileSystem.makeDirectories(FileSystem.parent(of: path), mode: configuration.folderMode)
-        try FileSystem.atomicWrite(path, bytes: ciphertext, mode: configuration.fileMode)
-        try commit([path], commitMessage ?? "Add given password for \(name) to store.")
+    }
+
+    /// Removes temporary files that an interrupted write left in `folder` (only called under the lock,
+    /// when no write of ours is in progress).
+    func removeStrayTemporaryFiles(in folder: String) {
+        guard let names = try? FileSystem.contents(of: folder, sorted: false) else { return }
+        for name in names where Self.isStrayTemporaryFile(name) { unlink(folder + "/" + name) }
     }
 
     /// The git repository that holds `path`, found as pass finds it, or `nil`.

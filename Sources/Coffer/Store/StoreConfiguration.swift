@@ -16,6 +16,8 @@ public struct StoreConfiguration: Sendable, Equatable {
     public var signingKeys: [String]
     /// `PASSWORD_STORE_GPG_OPTS`, as far as the engine can apply it.
     public var gpgOptions: GPGOptions
+    /// How long a writer waits for the store lock, in seconds (`COFFER_LOCK_TIMEOUT`, default 30).
+    public var lockTimeout: Double = 30
     /// The environment child processes (git) get; `nil` means this process's own.
     public var environment: [String: String]?
 
@@ -36,7 +38,8 @@ public struct StoreConfiguration: Sendable, Equatable {
         let given = environment
         let environment = environment ?? Self.processEnvironment()
         let home = environment["HOME"] ?? "/"
-        let root = environment["PASSWORD_STORE_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.password-store"
+        let root =
+            environment["PASSWORD_STORE_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.password-store"
         let keys = environment["PASSWORD_STORE_KEY"].map {
             $0.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
         }
@@ -49,6 +52,7 @@ public struct StoreConfiguration: Sendable, Equatable {
                 .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init),
             gpgOptions: GPGOptions(parsing: environment["PASSWORD_STORE_GPG_OPTS"] ?? ""))
         self.environment = given
+        self.lockTimeout = environment["COFFER_LOCK_TIMEOUT"].flatMap(Double.init) ?? 30
     }
 
     /// The mode of files the store writes.

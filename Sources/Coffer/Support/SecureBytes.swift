@@ -54,7 +54,8 @@ public final class SecureBytes: @unchecked Sendable {
     }
 
     /// Calls `body` with the bytes; the pointer must not escape the closure.
-    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result
+    {
         try body(UnsafeRawBufferPointer(storage))
     }
 
@@ -107,7 +108,8 @@ final class SecureByteSink {
         let result = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
         result.baseAddress!.copyMemory(from: buffer.baseAddress!, byteCount: count)
         wipeMemory(buffer.baseAddress, count: count)
-        let secure = SecureBytes(adopting: UnsafeMutableRawBufferPointer(start: result.baseAddress, count: count))
+        let secure = SecureBytes(
+            adopting: UnsafeMutableRawBufferPointer(start: result.baseAddress, count: count))
         count = 0
         return secure
     }

@@ -11,15 +11,11 @@
 /// the holder's pid for the message a waiting writer gives up with. A thread that already holds the
 /// lock may take it again (operations nest); reads never take it.
 enum StoreLock {
-    /// How long a writer waits before giving up, in seconds (`COFFER_LOCK_TIMEOUT`, default 30).
-    static var timeout: Double {
-        environmentValue("COFFER_LOCK_TIMEOUT").flatMap(Double.init) ?? 30
-    }
-
     private static let registry = Registry()
 
-    /// Runs `body` while holding the lock of the store at `root`.
-    static func withLock<Result>(root: String, _ body: () throws -> Result) throws -> Result {
+    /// Runs `body` while holding the lock of the store at `root`, waiting at most `timeout` seconds.
+    static func withLock<Result>(root: String, timeout: Double, _ body: () throws -> Result) throws -> Result
+    {
         let path = try lockPath(for: root)
         if registry.enterIfHeldByCurrentThread(path) {
             defer { registry.leave(path) }
@@ -32,10 +28,12 @@ enum StoreLock {
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else { throw FileSystem.error("cannot lock", path) }
             if monotonicSeconds() > deadline {
-                let holder = (try? FileSystem.readFile(path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+                let holder =
+                    (try? FileSystem.readFile(path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
                 let pid = holder.split(separator: "\n").first.map(String.init) ?? "?"
                 throw CofferError(
-                    .locked, "the password store is locked by process \(pid.isEmpty ? "?" : pid); try again later")
+                    .locked,
+                    "the password store is locked by process \(pid.isEmpty ? "?" : pid); try again later")
             }
             usleep(20_000)
         }
@@ -57,7 +55,8 @@ enum StoreLock {
         guard lstat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == getuid(),
             info.st_mode & 0o077 == 0
         else {
-            throw CofferError(.io, "\(folder) is not a private folder of this user; refusing to use it for locks")
+            throw CofferError(
+                .io, "\(folder) is not a private folder of this user; refusing to use it for locks")
         }
         let canonical = FileSystem.realPath(root) ?? root
         return folder + "/" + String(fnv1a(canonical), radix: 16) + ".lock"
@@ -88,7 +87,9 @@ enum StoreLock {
         func enterIfHeldByCurrentThread(_ path: String) -> Bool {
             pthread_mutex_lock(&mutex)
             defer { pthread_mutex_unlock(&mutex) }
-            guard let holder = holders[path], pthread_equal(holder.thread, pthread_self()) != 0 else { return false }
+            guard let holder = holders[path], pthread_equal(holder.thread, pthread_self()) != 0 else {
+                return false
+            }
             holders[path] = (holder.thread, holder.depth + 1)
             return true
         }

@@ -72,7 +72,9 @@ public struct Subprocess: Sendable {
         signal(SIGPIPE, SIG_IGN)
         while !readable.allSatisfy({ $0 < 0 }) || pending > 0 {
             var descriptors = readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            if pending > 0 { descriptors.append(pollfd(fd: inputPipe[1], events: Int16(POLLOUT), revents: 0)) }
+            if pending > 0 {
+                descriptors.append(pollfd(fd: inputPipe[1], events: Int16(POLLOUT), revents: 0))
+            }
             if poll(&descriptors, nfds_t(descriptors.count), -1) < 0 {
                 if errno == EINTR { continue }
                 break

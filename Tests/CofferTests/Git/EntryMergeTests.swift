@@ -4,7 +4,8 @@ import Testing
 
 @Suite struct EntryMergeTests {
     func merge(_ base: String, _ ours: String, _ theirs: String) -> (String, Bool) {
-        let result = EntryMerge.merge(base: Array(base.utf8), ours: Array(ours.utf8), theirs: Array(theirs.utf8))
+        let result = EntryMerge.merge(
+            base: Array(base.utf8), ours: Array(ours.utf8), theirs: Array(theirs.utf8))
         return (String(decoding: result.bytes, as: UTF8.self), result.hasConflicts)
     }
 
@@ -12,7 +13,8 @@ import Testing
         let base = "pw\nlogin: alice\nurl: https://a.example\nnote line\n"
         let ours = "pw\nlogin: alice2\nurl: https://a.example\nnote line\n"
         let theirs = "pw\nlogin: alice\nurl: https://b.example\nnote line\n"
-        #expect(merge(base, ours, theirs) == ("pw\nlogin: alice2\nurl: https://b.example\nnote line\n", false))
+        #expect(
+            merge(base, ours, theirs) == ("pw\nlogin: alice2\nurl: https://b.example\nnote line\n", false))
     }
 
     @Test func passwordAgainstFieldMergesCleanly() {
@@ -36,7 +38,10 @@ import Testing
     }
 
     @Test func removedFieldStaysRemovedUnlessEditedOnTheOtherSide() {
-        #expect(merge("pw\nlogin: a\nurl: u\n", "pw\nurl: u\n", "pw\nlogin: a\nurl: v\n") == ("pw\nurl: v\n", false))
+        #expect(
+            merge("pw\nlogin: a\nurl: u\n", "pw\nurl: u\n", "pw\nlogin: a\nurl: v\n") == (
+                "pw\nurl: v\n", false
+            ))
         #expect(merge("pw\nlogin: a\n", "pw\n", "pw\nlogin: b\n").1)
     }
 
@@ -45,7 +50,10 @@ import Testing
         let ours = "pw\nline ONE\nline two\nline three\nline four\n"
         let theirs = "pw\nline one\nline two\nline three\nline FOUR\n"
         #expect(merge(base, ours, theirs) == ("pw\nline ONE\nline two\nline three\nline FOUR\n", false))
-        #expect(merge(base, "pw\nx\nline two\nline three\nline four\n", "pw\ny\nline two\nline three\nline four\n").1)
+        #expect(
+            merge(
+                base, "pw\nx\nline two\nline three\nline four\n", "pw\ny\nline two\nline three\nline four\n"
+            ).1)
     }
 
     @Test func identicalChangesAndOneSidedChanges() {

@@ -14,7 +14,9 @@ struct HistoryTests {
         try store.initialize(recipients: [sandbox.keys[0].email])
         try sandbox.check(["git", "-C", store.root, "init", "-q"])
         try sandbox.check(["git", "-C", store.root, "add", "-A"])
-        try sandbox.check(["git", "-C", store.root, "commit", "-qm", "Add current contents of password store."])
+        try sandbox.check([
+            "git", "-C", store.root, "commit", "-qm", "Add current contents of password store.",
+        ])
     }
 
     @Test func historyFollowsRenamesAndOldRevisionsDecrypt() throws {
@@ -23,9 +25,11 @@ struct HistoryTests {
         try store.move("old/name", to: "new/name")
         try store.write("new/name", SecureBytes(string: "third\n"), commitMessage: "Edit new/name.")
         let history = try store.history("new/name")
-        #expect(history.map(\.subject) == [
-            "Edit new/name.", "Rename old/name to new/name.", "Edit old/name.", "Add given password for old/name to store.",
-        ])
+        #expect(
+            history.map(\.subject) == [
+                "Edit new/name.", "Rename old/name to new/name.", "Edit old/name.",
+                "Add given password for old/name to store.",
+            ])
         #expect(history.allSatisfy { $0.author == "Coffer Test" && !$0.shortHash.isEmpty })
         #expect(history.last?.path == "old/name.gpg")
         #expect(try store.read("new/name", revision: "HEAD").string == "third\n")

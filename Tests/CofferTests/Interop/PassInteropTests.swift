@@ -22,7 +22,8 @@ struct PassInteropTests {
         try store.write("team/new", SecureBytes(string: "written by coffer\n"))
         #expect(try sandbox.check(["pass", "show", "team/new"]).outputText == "written by coffer")
         let wanted = try store.engine.encryptionKeyIDs(for: [sandbox.keys[0].email, sandbox.keys[1].email])
-        #expect(OpenPGPPackets.recipientKeyIDs(try FileSystem.readFile(store.entryPath("team/new"))) == wanted)
+        #expect(
+            OpenPGPPackets.recipientKeyIDs(try FileSystem.readFile(store.entryPath("team/new"))) == wanted)
     }
 
     @Test func reencryptionAgreesWithPass() throws {
@@ -36,7 +37,10 @@ struct PassInteropTests {
         var events: [StoreEvent] = []
         try store.initialize(recipients: [sandbox.keys[0].email, sandbox.keys[1].email]) { events.append($0) }
         #expect(try ["a", "dir/b"].map { try FileSystem.readFile(store.entryPath($0)) } == snapshot)
-        #expect(events == [.initialized(recipients: [sandbox.keys[0].email, sandbox.keys[1].email], subfolder: "")])
+        #expect(
+            events == [
+                .initialized(recipients: [sandbox.keys[0].email, sandbox.keys[1].email], subfolder: "")
+            ])
         // coffer re-encrypts to one key; pass agrees nothing is left to do (prints no "reencrypting" line).
         try store.initialize(recipients: [sandbox.keys[1].email])
         let output = try sandbox.check(["pass", "init", sandbox.keys[1].email]).outputText

@@ -133,7 +133,9 @@ struct KeychainTests {
         #expect(try keychain.recipients() == [sandbox.keys[0].email, sandbox.keys[1].email])
         #expect(try FileSystem.readFile(store.entryPath("other/o")) == before)
         let wanted = try store.engine.encryptionKeyIDs(for: [sandbox.keys[0].email, sandbox.keys[1].email])
-        #expect(OpenPGPPackets.recipientKeyIDs(try FileSystem.readFile(store.entryPath("com.example.app/s"))) == wanted)
+        #expect(
+            OpenPGPPackets.recipientKeyIDs(try FileSystem.readFile(store.entryPath("com.example.app/s")))
+                == wanted)
         #expect(try keychain.password(account: "s") == "shared")
         // Without the first secret key, plain gpg still reads the shared item, and only it.
         try sandbox.check(["gpg", "--batch", "--yes", "--delete-secret-keys", sandbox.keys[0].fingerprint])

@@ -81,7 +81,10 @@ struct PasswordStoreTests {
         try FileSystem.makeDirectories(store.root + "/team/deep", mode: 0o700)
         let text = "# the team\n\n\(sandbox.keys[1].email)  # two\n\(sandbox.keys[2].fingerprint)\n"
         try text.write(toFile: store.root + "/team/.gpg-id")
-        #expect(try store.recipients(for: "team/deep/x").ids == [sandbox.keys[1].email, sandbox.keys[2].fingerprint])
+        #expect(
+            try store.recipients(for: "team/deep/x").ids == [
+                sandbox.keys[1].email, sandbox.keys[2].fingerprint,
+            ])
         #expect(try store.recipients(for: "top").ids == [sandbox.keys[0].email])
         #expect(try store.recipients(for: "top").file == store.root + "/./.gpg-id")
         try store.write("team/deep/x", SecureBytes(string: "x"))

@@ -28,15 +28,16 @@ struct StoreCheckTests {
     @Test func findsAndFixesProblems() throws {
         try store.write("loose", SecureBytes(string: "x\n"))
         chmod(store.entryPath("loose"), 0o644)
-        try "junk".write(toFile: store.root + "/.good.gpg.coffer-tmp-1234")
         try "".write(toFile: store.root + "/empty.gpg")
-        chmod(store.root + "/.good.gpg.coffer-tmp-1234", 0o600)
         chmod(store.root + "/empty.gpg", 0o600)
         let ciphertext = try FileSystem.readFile(store.entryPath("good"))
         try FileSystem.atomicWrite(
             store.entryPath("truncated"), bytes: Array(ciphertext.prefix(40)), mode: 0o600)
         let other = sandbox.store(environment: ["PASSWORD_STORE_KEY": sandbox.keys[1].email])
         try other.write("wrongkeys", SecureBytes(string: "for two\n"))
+
+        try "junk".write(toFile: store.root + "/.good.gpg.coffer-tmp-1234")
+        chmod(store.root + "/.good.gpg.coffer-tmp-1234", 0o600)
 
         let findings = try store.check()
         let kinds = Dictionary(grouping: findings, by: \.path).mapValues { $0.map(\.kind) }
@@ -55,8 +56,15 @@ struct StoreCheckTests {
         #expect(try store.read("wrongkeys").string == "for two\n")
     }
 
+    @Test func theNextWriteRemovesStrayTemporaryFiles() throws {
+        try "junk".write(toFile: store.root + "/.x.gpg.coffer-tmp-99")
+        try store.write("another", SecureBytes(string: "y\n"))
+        #expect(FileSystem.kind(store.root + "/.x.gpg.coffer-tmp-99") == .missing)
+    }
+
     @Test func reportsConflictsAndDirtyGit() throws {
-        try store.write("merged", SecureBytes(string: "pw\n<<<<<<< ours\na: 1\n=======\na: 2\n>>>>>>> theirs\n"))
+        try store.write(
+            "merged", SecureBytes(string: "pw\n<<<<<<< ours\na: 1\n=======\na: 2\n>>>>>>> theirs\n"))
         try sandbox.check(["git", "-C", store.root, "init", "-q"])
         let findings = try store.check()
         #expect(findings.contains { $0.kind == .conflict && $0.path == "merged.gpg" })
