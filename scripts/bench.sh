@@ -7,8 +7,8 @@ root=$(pwd)
 runs=${BENCH_RUNS:-10}
 slow_runs=${BENCH_SLOW_RUNS:-3}
 
-swift build -c release --product coffer >/dev/null
-coffer="$(swift build -c release --show-bin-path)/coffer"
+swift build -c release --static-swift-stdlib --product coffer >/dev/null
+coffer="$(swift build -c release --static-swift-stdlib --show-bin-path)/coffer"
 
 sandbox=$(mktemp -d /tmp/coffer-bench.XXXXXX)
 export HOME="$sandbox/home" GNUPGHOME="$sandbox/gnupg" LC_ALL=C.UTF-8 TZ=UTC
