@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 BUILD_LOG := .build/build.log
 
-.PHONY: all bootstrap build release test lint demo install uninstall clean fuzz
+.PHONY: all bootstrap build release test lint demo clean fuzz
 
 all: build
 
@@ -36,16 +36,12 @@ demo: bootstrap
 	$(SWIFT) build
 	scripts/demo.sh "$$($(SWIFT) build --show-bin-path)"
 
-install: release
-	install -d "$(DESTDIR)$(PREFIX)/bin"
-	install -m 0755 "$$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/coffer" "$(DESTDIR)$(PREFIX)/bin/coffer"
-
-uninstall:
-	rm -f "$(DESTDIR)$(PREFIX)/bin/coffer"
-
 # libFuzzer targets with AddressSanitizer, FUZZ_SECONDS each (default 30).
 fuzz: bootstrap
 	scripts/fuzz.sh
 
 clean:
 	rm -rf .build
+
+# install, uninstall, install-pass-shim, docs
+include mk/install.mk

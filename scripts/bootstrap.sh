@@ -6,6 +6,7 @@ set -euo pipefail
 debian_packages=(
     libgpgme-dev pkg-config gnupg gpg-agent git pass tree
     xclip xvfb qrencode expect util-linux procps
+    zsh fish bash-completion mandoc man-db time hyperfine
 )
 
 if [[ "$(uname -s)" == Darwin ]]; then

@@ -1,0 +1,229 @@
+# bash completion for coffer(1), the pass-compatible password store.
+#
+# Installed as <datadir>/bash-completion/completions/coffer, bash-completion loads it the first
+# time `coffer` is completed. It also works without bash-completion: `source` it from ~/.bashrc.
+#
+# coffer installed as `pass`: when this file is loaded under the name `pass` (for example through
+# a symlink completions/pass -> coffer, which `make install-pass-shim` creates), it completes
+# `pass` as well. To do the same by hand, after loading this file:
+#
+#     complete -o filenames -F _coffer pass
+#
+# Entry names come from the files of the store ($PASSWORD_STORE_DIR, else ~/.password-store):
+# nothing is decrypted and coffer itself is never run.
+
+# Commands offered for the first word.
+_coffer_commands="init ls find grep show insert edit generate rm mv cp git help version"
+_coffer_commands+=" history restore sync clone fsck"
+
+# The word being completed with the shell's quoting taken off: an opening ' or ", and \ escapes.
+_coffer_unquote() {
+    local _coffer_word=$1 _coffer_result="" _coffer_index
+    case $_coffer_word in
+        \'*)
+            printf -v "$2" '%s' "${_coffer_word:1}"
+            return
+            ;;
+        \"*) _coffer_word=${_coffer_word:1} ;;
+    esac
+    for ((_coffer_index = 0; _coffer_index < ${#_coffer_word}; _coffer_index++)); do
+        if [[ ${_coffer_word:_coffer_index:1} == "\\" ]]; then
+            ((_coffer_index++))
+        fi
+        _coffer_result+=${_coffer_word:_coffer_index:1}
+    done
+    printf -v "$2" '%s' "$_coffer_result"
+}
+
+# Adds the store's entries and folders (or only its folders) that start with the current word.
+#   $1: "entries" or "folders"
+#   $2: 1 to follow a single matching folder down while it holds exactly one visible item
+_coffer_complete_entries() {
+    local kind=${1:-entries} expand=${2:-0}
+    local root=${PASSWORD_STORE_DIR:-$HOME/.password-store}
+    root=${root%/}/
+    local word
+    _coffer_unquote "$cur" word
+
+    local path name
+    local -a paths found=() children
+    mapfile -t paths < <(compgen -f -- "$root$word")
+    for path in "${paths[@]}"; do
+        name=${path#"$root"}
+        [[ ${name##*/} == .* ]] && continue
+        if [[ -d $path ]]; then
+            found+=("$name/")
+        elif [[ $kind == entries && $path == *.gpg && -f $path ]]; then
+            found+=("${name%.gpg}")
+        fi
+    done
+
+    if ((expand == 1 && ${#found[@]} == 1)); then
+        while [[ ${found[0]} == */ ]]; do
+            children=()
+            mapfile -t paths < <(compgen -f -- "$root${found[0]}")
+            for path in "${paths[@]}"; do
+                name=${path#"$root"}
+                [[ ${name##*/} == .* ]] && continue
+                if [[ -d $path ]]; then
+                    children+=("$name/")
+                elif [[ $path == *.gpg && -f $path ]]; then
+                    children+=("${name%.gpg}")
+                fi
+            done
+            ((${#children[@]} == 1)) || break
+            found=("${children[0]}")
+        done
+    fi
+
+    COMPREPLY+=("${found[@]}")
+    # A space after the word only when it is one complete entry name.
+    if ((${#found[@]} > 1)) || [[ ${found[0]} == */ ]]; then
+        compopt -o nospace 2>/dev/null
+    fi
+}
+
+# Adds the e-mail addresses and fingerprints of the secret keys in the keyring.
+_coffer_complete_keys() {
+    type -P gpg >/dev/null || return
+    local IFS=$'\n' keys
+    keys=$(gpg --list-secret-keys --with-colons 2>/dev/null | awk -F: '
+        $1 == "sec" { want = 1 }
+        $1 == "fpr" && want { print $10; want = 0 }
+        $1 == "uid" && match($10, /<[^>]*>/) { print substr($10, RSTART + 1, RLENGTH - 2) }')
+    COMPREPLY+=($(compgen -W "$keys" -- "$cur"))
+}
+
+# Adds the recent commits of the store's git repository (for --revision).
+_coffer_complete_revisions() {
+    local root=${PASSWORD_STORE_DIR:-$HOME/.password-store}
+    [[ -e $root/.git ]] || return
+    local IFS=$'\n'
+    COMPREPLY+=($(compgen -W "HEAD"$'\n'"$(git -C "$root" log --format=%h -n 30 2>/dev/null)" -- "$cur"))
+}
+
+# Adds the options in $1 that start with the current word, when it starts with "-".
+_coffer_complete_options() {
+    [[ $cur == -* ]] || return 1
+    local IFS=$' \t\n'
+    COMPREPLY+=($(compgen -W "$1" -- "$cur"))
+    return 0
+}
+
+_coffer() {
+    COMPREPLY=()
+    local cur=${COMP_WORDS[COMP_CWORD]} previous="" command=${COMP_WORDS[1]}
+    ((COMP_CWORD > 0)) && previous=${COMP_WORDS[COMP_CWORD - 1]}
+    # `--path=DIR` arrives as "--path" "=" "DIR" when "=" is a word break.
+    if [[ $cur == = ]]; then
+        previous+="="
+        cur=""
+    elif [[ $previous == = ]] && ((COMP_CWORD > 1)); then
+        previous=${COMP_WORDS[COMP_CWORD - 2]}=
+    fi
+
+    if ((COMP_CWORD == 1)); then
+        _coffer_complete_options "--help --version --clip -c --qrcode -q" && return
+        local IFS=$' \t\n'
+        COMPREPLY+=($(compgen -W "$_coffer_commands" -- "$cur"))
+        _coffer_complete_entries entries 1
+        return
+    fi
+
+    # After "--", every word is a name.
+    local index
+    for ((index = 2; index < COMP_CWORD; index++)); do
+        if [[ ${COMP_WORDS[index]} == -- ]]; then
+            case $command in
+                init) _coffer_complete_keys ;;
+                find | search | grep | git | help | version | sync | clone | fsck) ;;
+                *) _coffer_complete_entries entries ;;
+            esac
+            return
+        fi
+    done
+
+    case $command in
+        init)
+            case $previous in
+                -p | --path | --path=) _coffer_complete_entries folders ;;
+                *) _coffer_complete_options "--path -p" || _coffer_complete_keys ;;
+            esac
+            ;;
+        ls | list)
+            _coffer_complete_options "--clip -c --qrcode -q" || _coffer_complete_entries entries 1
+            ;;
+        show | -*)
+            case $previous in
+                -r | --revision | --revision=) _coffer_complete_revisions ;;
+                *)
+                    _coffer_complete_options "--clip -c --qrcode -q --revision -r" ||
+                        _coffer_complete_entries entries 1
+                    ;;
+            esac
+            ;;
+        find | search | grep) ;;
+        insert | add)
+            _coffer_complete_options "--echo -e --multiline -m --force -f" || _coffer_complete_entries entries
+            ;;
+        edit | history)
+            _coffer_complete_entries entries
+            ;;
+        generate)
+            # NAME, then an optional length: only the first operand is completed.
+            local operands=0
+            for ((index = 2; index < COMP_CWORD; index++)); do
+                [[ ${COMP_WORDS[index]} == -* ]] || ((operands++))
+            done
+            _coffer_complete_options "--no-symbols -n --clip -c --qrcode -q --in-place -i --force -f" ||
+                ((operands > 0)) || _coffer_complete_entries entries
+            ;;
+        rm | remove | delete)
+            _coffer_complete_options "--recursive -r --force -f" || _coffer_complete_entries entries
+            ;;
+        mv | rename | cp | copy)
+            _coffer_complete_options "--force -f" || _coffer_complete_entries entries
+            ;;
+        restore)
+            case $previous in
+                --revision | --revision=) _coffer_complete_revisions ;;
+                *) _coffer_complete_options "--revision" || _coffer_complete_entries entries ;;
+            esac
+            ;;
+        git)
+            if ((COMP_CWORD == 2)); then
+                local IFS=$' \t\n'
+                COMPREPLY+=($(compgen -W "init status log show diff push pull fetch remote config commit reset revert rebase reflog" -- "$cur"))
+            fi
+            ;;
+        help)
+            if ((COMP_CWORD == 2)); then
+                local IFS=$' \t\n'
+                COMPREPLY+=($(compgen -W "$_coffer_commands" -- "$cur"))
+            fi
+            ;;
+        fsck)
+            _coffer_complete_options "--fix"
+            ;;
+        clone)
+            case $previous in
+                --path | --path=)
+                    compopt -o nospace 2>/dev/null
+                    local folder word
+                    local -a folders
+                    _coffer_unquote "$cur" word
+                    mapfile -t folders < <(compgen -d -- "$word")
+                    for folder in "${folders[@]}"; do
+                        COMPREPLY+=("$folder/")
+                    done
+                    ;;
+                *) _coffer_complete_options "--path" ;;
+            esac
+            ;;
+    esac
+}
+
+complete -o filenames -F _coffer coffer
+if [[ ${BASH_SOURCE[0]##*/} == pass || ${BASH_SOURCE[0]##*/} == pass.bash ]]; then
+    complete -o filenames -F _coffer pass
+fi
