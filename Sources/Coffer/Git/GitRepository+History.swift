@@ -64,22 +64,22 @@ extension GitRepository {
         (try? runUnchecked(["merge-base", "--is-ancestor", ancestor, descendant]).status) == 0
     }
 
-    /// Writes the merge driver into the repository's config and `.gitattributes` (not committed here).
+    /// Installs the entry merge driver in this clone: `merge.coffer.*` in the repository's config and
+    /// `*.gpg merge=coffer` in its local attributes file (`.git/info/attributes`).
     ///
-    /// The driver is `coffer git-merge-driver %O %A %B %P`; a machine where git cannot find `coffer` gets
-    /// git's ordinary conflict for binary files. Returns whether `.gitattributes` changed.
-    @discardableResult
-    public func installMergeDriver() throws -> Bool {
+    /// Nothing is committed, so the shared tree stays exactly as pass makes it, and a clone where coffer
+    /// is not installed (or not on the path) keeps git's ordinary conflict for binary files.
+    public func installMergeDriver() throws {
         try run(["config", "--local", "merge.coffer.name", "coffer: merge decrypted entries field by field"])
         try run(["config", "--local", "merge.coffer.driver", "coffer git-merge-driver %O %A %B %P"])
-        let top = try topLevel()
-        let attributes = top + "/.gitattributes"
+        var attributes = try run(["rev-parse", "--git-path", "info/attributes"]).outputText
+        if !attributes.hasPrefix("/") { attributes = directory + "/" + attributes }
         let line = "*.gpg merge=coffer"
         let existing = FileSystem.isFile(attributes) ? try FileSystem.readFile(attributes) : []
         let text = String(decoding: existing, as: UTF8.self)
-        if text.split(separator: "\n").contains(where: { $0 == line }) { return false }
+        if text.split(separator: "\n").contains(where: { $0 == line }) { return }
         let updated = text + (text.isEmpty || text.hasSuffix("\n") ? "" : "\n") + line + "\n"
+        try FileSystem.makeDirectories(FileSystem.parent(of: attributes), mode: 0o700)
         try FileSystem.atomicWrite(attributes, bytes: Array(updated.utf8), mode: 0o600)
-        return true
     }
 }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A git work tree that holds (part of) a store, driven through the user's own `git`.
 ///
 /// Every call runs with the variables pass unsets removed and `GIT_CEILING_DIRECTORIES` set to the
@@ -94,7 +100,16 @@ public struct GitRepository: Sendable {
     ///
     /// Signs the commit when `pass.signcommits` is true, as pass does.
     public func commit(paths: [String], message: String, output: Output = .quiet) throws {
-        try run(["add", "--"] + paths)
+        if output == .inherit {
+            // Attached, git's own complaint about the paths is shown, as pass shows it.
+            let added = try runUnchecked(["add", "--"] + paths)
+            if added.status != 0 {
+                Self.forward(added)
+                throw CofferError(.git, "git add failed with status \(added.status)")
+            }
+        } else {
+            try run(["add", "--"] + paths)
+        }
         let status = try run(["status", "--porcelain", "--"] + paths)
         guard !status.standardOutput.isEmpty else { return }
         try commit(message: message, output: output)
@@ -110,6 +125,20 @@ public struct GitRepository: Sendable {
         case .inherit:
             let status = try runAttached(arguments)
             if status != 0 { throw CofferError(.git, "git commit failed with status \(status)") }
+        }
+    }
+
+    /// Writes what a collected git run printed to this process's standard output and error.
+    private static func forward(_ output: Subprocess.Output) {
+        for (descriptor, bytes) in [(Int32(1), output.standardOutput), (2, output.standardError)] {
+            bytes.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                    if count <= 0 && errno != EINTR { break }
+                    offset += max(count, 0)
+                }
+            }
         }
     }
 

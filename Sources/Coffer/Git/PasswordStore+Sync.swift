@@ -29,12 +29,7 @@ extension PasswordStore {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             let repository = try rootRepository()
             var report = SyncReport()
-            if try repository.installMergeDriver() {
-                try repository.commit(
-                    paths: [root + "/.gitattributes"],
-                    message: "Configure git repository for coffer entry merges.",
-                    output: gitOutput)
-            }
+            try repository.installMergeDriver()
             let remotes = try repository.run(["remote"]).outputText.split(separator: "\n").map(String.init)
             guard let defaultRemote = remotes.contains("origin") ? "origin" : remotes.first else {
                 report.noRemote = true
@@ -202,9 +197,6 @@ extension PasswordStore {
         }
         let repository = try rootRepository()
         try repository.installMergeDriver()
-        try repository.commit(
-            paths: [root + "/.gitattributes"], message: "Configure git repository for coffer entry merges.",
-            output: .quiet)
         guard let ids = try? recipients(forFolder: "").ids else { return [] }
         let secret = (try? engine.keys(matching: ids, secretOnly: true)) ?? []
         return secret.isEmpty ? ids : []

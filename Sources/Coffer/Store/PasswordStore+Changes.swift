@@ -18,7 +18,8 @@ extension PasswordStore {
             let isFolderTarget =
                 (FileSystem.isFile(target) && FileSystem.isDirectory(folder) && name.hasSuffix("/"))
                 || !FileSystem.isFile(target)
-            if isFolderTarget { target = folder + "/" }
+            // pass's `${passdir%/}/`: the store itself is `PREFIX/`, not `PREFIX//`.
+            if isFolderTarget { target = folder.hasSuffix("/") ? folder : folder + "/" }
             guard FileSystem.kind(EntryName.trimmed(target)) != .missing else {
                 throw CofferError(.notFound, "\(name) is not in the password store.")
             }

@@ -52,10 +52,9 @@ extension PasswordStore {
     /// Signs `.gpg-id` with the signing keys and commits the signature.
     private func signRecipientsFile(_ gpgID: String) throws {
         let contents = try FileSystem.readFile(gpgID)
-        var signature: [UInt8] = []
-        for key in configuration.signingKeys {
-            signature += try engine.signDetached(contents, signer: key)
-        }
+        // pass hands every key to gpg as `--default-key`, and gpg signs with the last one only.
+        guard let signer = configuration.signingKeys.last else { return }
+        let signature = try engine.signDetached(contents, signer: signer)
         try FileSystem.atomicWrite(gpgID + ".sig", bytes: signature, mode: configuration.fileMode)
         let signers = try engine.verifyDetached(signature: signature, of: contents)
             .filter(\.isValid).compactMap { $0.fingerprints.last }

@@ -195,9 +195,15 @@ public struct PasswordStore: Sendable {
             let recipients = try recipients(for: name)
             try verifyRecipientsFile(recipients.file)
             let ciphertext = try engine.encrypt(contents, to: recipients.ids)
-            try FileSystem.makeDirectories(FileSystem.parent(of: path), mode: configuration.folderMode)
-            removeStrayTemporaryFiles(in: FileSystem.parent(of: path))
-            try FileSystem.atomicWrite(path, bytes: ciphertext, mode: configuration.fileMode)
+            // Like pass's `gpg -o`, a symlinked entry is written through (`checkInsideStore` has made sure
+            // the link stays inside the store).
+            var destination = path
+            if FileSystem.kind(path) == .symlink, let resolved = FileSystem.realPath(path) {
+                destination = resolved
+            }
+            try FileSystem.makeDirectories(FileSystem.parent(of: destination), mode: configuration.folderMode)
+            removeStrayTemporaryFiles(in: FileSystem.parent(of: destination))
+            try FileSystem.atomicWrite(destination, bytes: ciphertext, mode: configuration.fileMode)
             try commit([path], commitMessage ?? "Add given password for \(name) to store.")
 
         }

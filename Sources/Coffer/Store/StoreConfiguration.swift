@@ -16,8 +16,8 @@ public struct StoreConfiguration: Sendable, Equatable {
     public var signingKeys: [String]
     /// `PASSWORD_STORE_GPG_OPTS`, as far as the engine can apply it.
     public var gpgOptions: GPGOptions
-    /// How long a writer waits for the store lock, in seconds (`COFFER_LOCK_TIMEOUT`, default 30).
-    public var lockTimeout: Double = 30
+    /// How long a writer waits for the store lock, in seconds (`COFFER_LOCK_TIMEOUT`, default 120).
+    public var lockTimeout: Double = 120
     /// The environment child processes (git) get; `nil` means this process's own.
     public var environment: [String: String]?
 
@@ -52,7 +52,7 @@ public struct StoreConfiguration: Sendable, Equatable {
                 .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init),
             gpgOptions: GPGOptions(parsing: environment["PASSWORD_STORE_GPG_OPTS"] ?? ""))
         self.environment = given
-        self.lockTimeout = environment["COFFER_LOCK_TIMEOUT"].flatMap(Double.init) ?? 30
+        self.lockTimeout = environment["COFFER_LOCK_TIMEOUT"].flatMap(Double.init) ?? 120
     }
 
     /// The mode of files the store writes.

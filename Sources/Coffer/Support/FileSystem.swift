@@ -79,7 +79,7 @@ enum FileSystem {
     /// On failure the old file is intact and the temporary file is removed.
     static func atomicWrite(_ path: String, bytes: [UInt8], mode: mode_t) throws {
         let directory = parent(of: path)
-        let name = String(path[path.index(after: path.lastIndex(of: "/")!)...])
+        let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
         var temporary = ""
         var descriptor: Int32 = -1
         for _ in 0..<16 {

@@ -1,0 +1,150 @@
+import Coffer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The `coffer` command line: a drop-in for `pass` 1.7.4.
+///
+/// Every command, alias, option and message of pass is reproduced; the store work is done by the `Coffer`
+/// library, and git, grep, the editor, the clipboard tools and qrencode are run as pass runs them.
+public enum CofferCLI {
+    /// Runs the command named by the process arguments and exits with its status.
+    public static func run() -> Never {
+        // Swift replaces bytes that are not UTF-8 in arguments; refuse rather than act on another name.
+        for index in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else {
+                continue
+            }
+            standardError.line("Error: argument \(index) is not valid UTF-8; names must be UTF-8 text.")
+            exit(1)
+        }
+        exit(main(CommandLine.arguments))
+    }
+
+    /// Runs `arguments` (program name first) and returns the exit status.
+    ///
+    /// Output goes to the process's standard output and error, as child processes (git, grep, editors)
+    /// write there too.
+    public static func main(_ arguments: [String]) -> Int32 {
+        ProcessHardening.disableCoreDumps()
+        setlocale(LC_ALL, "")
+        if ClipboardRestorer.isRestoreInvocation(arguments) {
+            return ClipboardRestorer.run()
+        }
+        let environment = prepareProcess(StoreConfiguration.processEnvironment())
+        let command = arguments.count > 1 ? arguments[1] : ""
+        let rest = Array(arguments.dropFirst(2))
+        var invocation = Invocation(
+            program: programName(arguments.first ?? "pass"), command: command, environment: environment)
+        do {
+            try dispatch(
+                command: command, arguments: rest, allArguments: Array(arguments.dropFirst()), &invocation)
+            return 0
+        } catch let exit as Exit {
+            if let message = exit.message { standardError.line(message) }
+            return exit.status
+        } catch {
+            return report(error, invocation: invocation)
+        }
+    }
+
+    /// Runs one command as pass's final `case` does.
+    static func dispatch(
+        command: String, arguments: [String], allArguments: [String], _ invocation: inout Invocation
+    ) throws {
+        if command == "help", let topic = arguments.first {
+            try HelpCommand.run(topic: topic, invocation)
+            return
+        }
+        if HelpCommand.asksForHelp(arguments), HelpCommand.knows(command) {
+            try HelpCommand.run(topic: command, invocation)
+            return
+        }
+        switch command {
+        case "init": try InitCommand.run(arguments, invocation)
+        case "help", "--help": HelpCommand.run(invocation)
+        case "version", "--version": VersionCommand.run()
+        case "show", "ls", "list": try ShowCommand.run(arguments, invocation)
+        case "find", "search": try FindCommand.run(arguments, invocation)
+        case "grep": try GrepCommand.run(arguments, invocation)
+        case "insert", "add": try InsertCommand.run(arguments, invocation)
+        case "edit": try EditCommand.run(arguments, invocation)
+        case "generate": try GenerateCommand.run(arguments, invocation)
+        case "delete", "rm", "remove": try RemoveCommand.run(arguments, invocation)
+        case "rename", "mv": try CopyMoveCommand.run(arguments, invocation, copy: false)
+        case "copy", "cp": try CopyMoveCommand.run(arguments, invocation, copy: true)
+        case "git": try GitCommand.run(arguments, invocation)
+        // Beyond pass.
+        case "history": try HistoryCommand.run(arguments, invocation)
+        case "restore": try RestoreCommand.run(arguments, invocation)
+        case "sync": try SyncCommand.run(arguments, invocation)
+        case "clone": try CloneCommand.run(arguments, invocation)
+        case "fsck": try FsckCommand.run(arguments, invocation)
+        case "git-merge-driver": try MergeDriverCommand.run(arguments, invocation)
+        default:
+            if try ExtensionCommand.run(allArguments, invocation) { return }
+            invocation.command = "show"
+            try ShowCommand.run(allArguments, invocation)
+        }
+    }
+
+    /// `${0##*/}`.
+    static func programName(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// What pass's first lines do to its own process: the umask, `GPG_TTY`, and git's environment
+    /// (`GIT_DIR` and friends unset, `GIT_CEILING_DIRECTORIES` at the store's parent), which every child
+    /// process inherits. Returns the environment as changed.
+    private static func prepareProcess(_ original: [String: String]) -> [String: String] {
+        var environment = original
+        let configuration = StoreConfiguration(environment: original)
+        umask(configuration.umask)
+        if (environment["GPG_TTY"] ?? "").isEmpty, isatty(0) == 1, let name = ttyname(0) {
+            environment["GPG_TTY"] = String(cString: name)
+            setenv("GPG_TTY", String(cString: name), 1)
+        }
+        for name in GitRepository.unsetVariables {
+            unsetenv(name)
+            environment[name] = nil
+        }
+        let ceiling = configuration.root + "/.."
+        setenv("GIT_CEILING_DIRECTORIES", ceiling, 1)
+        environment["GIT_CEILING_DIRECTORIES"] = ceiling
+        return environment
+    }
+
+    /// Prints a library error as pass would word the situation, and returns the exit status.
+    static func report(_ error: any Error, invocation: Invocation) -> Int32 {
+        if let error = error as? CofferError {
+            if error.code == .noRecipients {
+                standardError.write(
+                    "Error: You must run:\n    \(invocation.program) init your-gpg-id\n"
+                        + "before you may use the password store.\n\n")
+                HelpCommand.run(invocation)
+                return 1
+            }
+            if error.code == .git {
+                // pass ignores git's failures; git has said why when it ran attached.
+                if !error.message.contains("failed with status") { standardError.line(error.message) }
+                return 0
+            }
+            if error.code == .badSignature {
+                standardError.line(error.message)
+                return 1
+            }
+            standardError.line("Error: \(error.message)")
+            return 1
+        }
+        if let error = error as? GPGError {
+            standardError.line("Error: \(error.message)")
+            return 1
+        }
+        standardError.line("Error: \(error)")
+        return 1
+    }
+}

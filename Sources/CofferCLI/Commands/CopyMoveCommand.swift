@@ -1,0 +1,44 @@
+import Coffer
+
+/// `mv`, `rename` and `cp`, `copy [--force,-f] old-path new-path`: moves or copies an entry or a folder,
+/// re-encrypting what lands under other recipients.
+enum CopyMoveCommand {
+    /// Runs the command; `copy` selects `cp`.
+    static func run(_ arguments: [String], _ invocation: Invocation, copy: Bool) throws {
+        let (parsed, _) = invocation.parseOptions(
+            arguments, [.init(short: UInt8(ascii: "f"), long: "force", argument: .none)])
+        guard parsed.operands.count == 2 else { throw invocation.usage("[--force,-f] old-path new-path") }
+        let (source, destination) = (parsed.operands[0], parsed.operands[1])
+        try invocation.checkSneakyPaths(source, destination)
+
+        // pass prints the file or folder it is about to move.
+        var oldPath = invocation.prefix + "/" + (source.hasSuffix("/") ? String(source.dropLast()) : source)
+        let meansFolder =
+            (FileKind.isFile(oldPath + ".gpg") && FileKind.isDirectory(oldPath) && source.hasSuffix("/"))
+            || !FileKind.isFile(oldPath + ".gpg")
+        if !meansFolder { oldPath += ".gpg" }
+        standardOutput.line(oldPath)
+
+        let interactive = Terminal.isTerminal(0) && !parsed.has("force")
+        let tool = copy ? "cp" : "mv"
+        let overwrite: ((String) -> Bool)? =
+            interactive
+            ? { target in
+                standardError.write("\(tool): overwrite \(CoreutilsMessages.quote(target))? ")
+                let answer = Terminal.readLine()?.line.bytes ?? []
+                return answer.first == UInt8(ascii: "y") || answer.first == UInt8(ascii: "Y")
+            } : nil
+        invocation.warnAboutUnappliedGPGOptions()
+        do {
+            if copy {
+                try invocation.store.copy(
+                    source, to: destination, overwrite: overwrite, onEvent: CoreutilsMessages.print)
+            } else {
+                try invocation.store.move(
+                    source, to: destination, overwrite: overwrite, onEvent: CoreutilsMessages.print)
+            }
+        } catch let error as CofferError where error.code == .io {
+            throw Exit.die("\(tool): \(error.message)")
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Coffer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `edit pass-name`: decrypts the entry into a private folder in `/dev/shm`, runs `$EDITOR` on it, and
+/// encrypts the result back (a new entry when there was none).
+enum EditCommand {
+    /// Runs the command.
+    static func run(_ arguments: [String], _ invocation: Invocation) throws {
+        guard arguments.count == 1 else { throw invocation.usage("pass-name") }
+        var path = arguments[0]
+        if path.hasSuffix("/") { path.removeLast() }
+        try invocation.checkSneakyPaths(path)
+        try invocation.makeFolder(for: path)
+        let store = invocation.store
+        _ = try store.verifiedRecipients(forFolder: Invocation.dirname(path))
+        invocation.warnAboutUnappliedGPGOptions()
+
+        let folder = try SecureTemporaryFolder(
+            program: invocation.program, environment: invocation.environment, warn: true)
+        defer { folder.finish() }
+        let file =
+            folder.path + "/" + SecureTemporaryFolder.randomName(6) + "-"
+            + path.split(separator: "/", omittingEmptySubsequences: false).joined(separator: "-") + ".txt"
+
+        var original: SecureBytes?
+        if FileKind.isFile(store.entryPath(path)) {
+            do {
+                original = try store.read(path)
+            } catch let error as GPGError {
+                throw Exit(1, GPGMessages.decryptionFailure(error))
+            }
+            try writeFile(file, original!, mode: 0o666 & ~invocation.store.configuration.umask)
+        }
+        let action = original == nil ? "Add" : "Edit"
+
+        runEditor(on: file, folder, invocation)
+        if folder.mustStop { return }
+
+        guard let edited = readFile(file) else { throw Exit.die("New password not saved.") }
+        if let original, original.constantTimeEquals(edited) { throw Exit.die("Password unchanged.") }
+        let message = "\(action) password for \(path) using \(invocation.editorName)."
+        while true {
+            do {
+                try store.write(path, edited, commitMessage: message)
+                return
+            } catch let error as GPGError {
+                standardError.line("Error: \(error.message)")
+                guard Terminal.isTerminal(0) else { throw Exit(1) }
+                try Terminal.confirm("GPG encryption failed. Would you like to try again?")
+            }
+        }
+    }
+
+    /// Runs `${EDITOR:-editor} FILE` (the variable split into words; `vi` when there is no `editor`)
+    /// attached to the terminal and returns its status.
+    @discardableResult
+    private static func runEditor(on file: String, _ folder: SecureTemporaryFolder, _ invocation: Invocation)
+        -> Int32
+    {
+        var words = (invocation.environment["EDITOR"] ?? "")
+            .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
+        if words.isEmpty {
+            words = [ChildProcess.isOnPath("editor", environment: invocation.environment) ? "editor" : "vi"]
+        }
+        do {
+            return folder.wait(for: try ChildProcess.spawn(words + [file]))
+        } catch let error as CofferError {
+            standardError.line("\(invocation.program): \(error.message)")
+            return 127
+        } catch {
+            return 127
+        }
+    }
+
+    private static func writeFile(_ path: String, _ contents: SecureBytes, mode: mode_t) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
+        guard descriptor >= 0 else {
+            throw Exit.die("Error: cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        contents.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                offset += count
+            }
+        }
+    }
+
+    /// The file's bytes, or `nil` when it is not a regular file (`[[ -f ]]`) or cannot be read.
+    private static func readFile(_ path: String) -> SecureBytes? {
+        guard FileKind.isFile(path) else { return nil }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        defer { wipeMemory(&bytes, count: bytes.count) }
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        defer { wipeMemory(&chunk, count: chunk.count) }
+        while true {
+            let count = read(descriptor, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            bytes += chunk[0..<count]
+        }
+        return SecureBytes(bytes)
+    }
+}

@@ -1,0 +1,92 @@
+import Coffer
+
+/// `generate [--no-symbols,-n] [--clip,-c] [--qrcode,-q] [--in-place,-i | --force,-f] pass-name
+/// [pass-length]`: a new random password, stored as the whole entry or (in place) as its first line.
+enum GenerateCommand {
+    static let synopsis =
+        "[--no-symbols,-n] [--clip,-c] [--qrcode,-q] [--in-place,-i | --force,-f] pass-name [pass-length]"
+
+    /// Runs the command.
+    static func run(_ arguments: [String], _ invocation: Invocation) throws {
+        let (parsed, failed) = invocation.parseOptions(
+            arguments,
+            [
+                .init(short: UInt8(ascii: "n"), long: "no-symbols", argument: .none),
+                .init(short: UInt8(ascii: "q"), long: "qrcode", argument: .none),
+                .init(short: UInt8(ascii: "c"), long: "clip", argument: .none),
+                .init(short: UInt8(ascii: "i"), long: "in-place", argument: .none),
+                .init(short: UInt8(ascii: "f"), long: "force", argument: .none),
+            ])
+        let (force, inPlace) = (parsed.has("force"), parsed.has("in-place"))
+        let (clip, qrcode) = (parsed.has("clip"), parsed.has("qrcode"))
+        let operands = parsed.operands
+        if failed || !(1...2).contains(operands.count) || (force && inPlace) || (qrcode && clip) {
+            throw invocation.usage(synopsis)
+        }
+        let path = operands[0]
+        let length = operands.count == 2 && !operands[1].isEmpty ? operands[1] : invocation.generatedLength
+        try invocation.checkSneakyPaths(path)
+        guard !length.isEmpty, length.utf8.allSatisfy({ (48...57).contains($0) }) else {
+            throw Exit.die("Error: pass-length \"\(length)\" must be a number.")
+        }
+        guard let count = Int(length), count > 0 else {
+            throw Exit.die("Error: pass-length must be greater than zero.")
+        }
+        try invocation.makeFolder(for: path)
+        let store = invocation.store
+        _ = try store.verifiedRecipients(forFolder: Invocation.dirname(path))
+        if !inPlace && !force && FileKind.exists(store.entryPath(path)) {
+            try Terminal.confirm("An entry already exists for \(path). Overwrite it?")
+        }
+
+        let characters = parsed.has("no-symbols") ? invocation.characterSetNoSymbols : invocation.characterSet
+        let password: SecureBytes
+        do {
+            password = try PasswordGenerator(characterSet: characters).generate(length: count)
+        } catch let error as CofferError {
+            standardError.line("tr: \(error.message)")
+            throw Exit.die("Could not generate password from /dev/urandom.")
+        }
+        invocation.warnAboutUnappliedGPGOptions()
+        if inPlace {
+            let old: SecureBytes
+            do {
+                old = try store.read(path)
+            } catch let error as CofferError where error.code == .notFound {
+                // What pass shows: gpg's complaint about the missing file.
+                standardError.line(GPGMessages.cannotOpen(store.entryPath(path)))
+                throw Exit.die("Could not reencrypt new password.")
+            } catch let error as GPGError {
+                standardError.line(GPGMessages.decryptionFailure(error))
+                throw Exit.die("Could not reencrypt new password.")
+            }
+            let rest = old.withUnsafeBytes { bytes in
+                bytes.firstIndex(of: UInt8(ascii: "\n")).map { Array(bytes[($0 + 1)...]) } ?? []
+            }
+            do {
+                try store.write(
+                    path, SecureBytes(password.bytes + [10] + rest),
+                    commitMessage: "Replace generated password for \(path).")
+            } catch let error as GPGError {
+                standardError.line("Error: \(error.message)")
+                throw Exit.die("Could not reencrypt new password.")
+            }
+        } else {
+            try InsertCommand.write(
+                path, SecureBytes(password.bytes + [10]), invocation,
+                message: "Add generated password for \(path).")
+        }
+
+        if clip {
+            try Clipboard.copy(password, name: path, invocation)
+        } else if qrcode {
+            try QRCode.show(password, name: path, invocation)
+        } else {
+            standardOutput.write(
+                "\u{1b}[1mThe generated password for \u{1b}[4m\(path)\u{1b}[24m is:\u{1b}[0m\n\u{1b}[1m\u{1b}[93m"
+            )
+            password.withUnsafeBytes { standardOutput.write($0) }
+            standardOutput.write("\u{1b}[0m\n")
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Coffer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `git git-command-args...`: runs git in the store, attached to the terminal, with `TMPDIR` in a
+/// private folder under `/dev/shm`; `git init` also commits what is there and sets up the gpg diff.
+enum GitCommand {
+    /// Runs the command. Like pass, the exit status is 0 whatever git's was, except for a failed `init`.
+    static func run(_ arguments: [String], _ invocation: Invocation) throws {
+        let prefix = invocation.prefix
+        if arguments.first == "init" {
+            try initialize(arguments, invocation)
+            return
+        }
+        guard let repository = invocation.store.git(for: prefix + "/") else {
+            throw Exit.die(
+                "Error: the password store is not a git repository. Try \"\(invocation.program) git init\".")
+        }
+        let folder = try SecureTemporaryFolder(
+            program: invocation.program, environment: invocation.environment, warn: false)
+        defer { folder.finish() }
+        do {
+            let pid = try ChildProcess.spawn(
+                ["git", "-C", repository.directory] + arguments,
+                environment: repository.environment(extra: ["TMPDIR": folder.path]))
+            folder.wait(for: pid)
+        } catch let error as CofferError {
+            standardError.line("\(invocation.program): \(error.message)")
+        }
+    }
+
+    /// `git init`, then pass's two commits and the gpg diff configuration.
+    private static func initialize(_ arguments: [String], _ invocation: Invocation) throws {
+        let prefix = invocation.prefix
+        let repository = GitRepository(directory: prefix, storeRoot: prefix)
+        let status: Int32
+        do {
+            status = try repository.runAttached(arguments)
+        } catch let error as CofferError {
+            standardError.line("\(invocation.program): \(error.message)")
+            throw Exit(1)
+        }
+        guard status == 0 else { throw Exit(1) }
+        // As in pass, a git step that fails has already said why; the remaining steps still run.
+        ignoringGitFailure {
+            try repository.commit(
+                paths: [prefix], message: "Add current contents of password store.", output: .inherit)
+        }
+        let attributes = prefix + "/.gitattributes"
+        let descriptor = open(attributes, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        if descriptor >= 0 {
+            _ = "*.gpg diff=gpg\n".withCString { write(descriptor, $0, strlen($0)) }
+            close(descriptor)
+        }
+        ignoringGitFailure {
+            try repository.commit(
+                paths: [".gitattributes"], message: "Configure git repository for gpg file diff.",
+                output: .inherit)
+        }
+        ignoringGitFailure { try repository.run(["config", "--local", "diff.gpg.binary", "true"]) }
+        ignoringGitFailure {
+            try repository.run(["config", "--local", "diff.gpg.textconv", textconv(invocation)])
+        }
+        // Beyond pass: the entry merge driver, in this clone's config and local attributes only.
+        ignoringGitFailure { try repository.installMergeDriver() }
+    }
+
+    /// pass's `$GPG -d ${GPG_OPTS[*]}`.
+    static func textconv(_ invocation: Invocation) -> String {
+        let environment = invocation.environment
+        let gpg2 = ChildProcess.isOnPath("gpg2", environment: environment)
+        var options = (environment["PASSWORD_STORE_GPG_OPTS"] ?? "")
+            .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
+        options += ["--quiet", "--yes", "--compress-algo=none", "--no-encrypt-to"]
+        if gpg2 || !(environment["GPG_AGENT_INFO"] ?? "").isEmpty { options += ["--batch", "--use-agent"] }
+        return (gpg2 ? "gpg2" : "gpg") + " -d " + options.joined(separator: " ")
+    }
+
+    /// Runs a git step whose failure pass ignores (git has printed its own message when it was attached).
+    private static func ignoringGitFailure(_ step: () throws -> Void) {
+        do {
+            try step()
+        } catch let error as CofferError where error.code == .git {
+            standardError.line(error.message)
+        } catch {
+            standardError.line("\(error)")
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Coffer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `grep [GREPOPTIONS] search-string`: runs the system `grep --color=always` over every decrypted entry,
+/// the plaintext on grep's standard input, and prints each matching entry's name and grep's output.
+///
+/// Entries are visited as pass's `find -L "$PREFIX" -path '*/.git' -prune -o -iname '*.gpg' -print0`
+/// visits them: directory order, symlinks followed, dotfiles included, `.git` skipped.
+enum GrepCommand {
+    /// Runs the command.
+    static func run(_ arguments: [String], _ invocation: Invocation) throws {
+        guard !arguments.isEmpty else { throw invocation.usage("[GREPOPTIONS] search-string") }
+        invocation.warnAboutUnappliedGPGOptions(encrypting: false)
+        let store = invocation.store
+        let prefix = invocation.prefix
+        var walker = FindWalker()
+        walker.walk(prefix) { file in
+            guard let ciphertextName = entryName(of: file, prefix: prefix) else { return }
+            // gpg's own words for the files find lists but gpg cannot read; grep still runs, on nothing.
+            var plaintext = SecureBytes([])
+            var decrypted = false
+            if FileKind.isDirectory(file) {
+                standardError.write(
+                    "gpg: \(file): read error: Is a directory\ngpg: decrypt_message failed: Unknown system error\n"
+                )
+            } else if !FileKind.exists(file) {
+                standardError.line(GPGMessages.cannotOpen(file))
+            } else {
+                do {
+                    plaintext = try store.engine.decrypt(readFile(file))
+                    decrypted = true
+                } catch let error as GPGError {
+                    standardError.line(GPGMessages.decryptionFailure(error))
+                } catch {
+                    standardError.line("Error: \(error)")
+                }
+            }
+            let output: Subprocess.Output
+            do {
+                output = try Subprocess(["grep", "--color=always"] + arguments).run(input: plaintext.bytes)
+            } catch {
+                standardError.line("\(invocation.program): grep: command not found")
+                return
+            }
+            standardError.write(bytes: output.standardError)
+            guard decrypted && output.status == 0 else { return }
+            var name = ciphertextName
+            if name.hasSuffix(".gpg") { name.removeLast(4) }
+            var folder = ""
+            if let slash = name.lastIndex(of: "/") {
+                folder = String(name[...slash])
+                name = String(name[name.index(after: slash)...])
+            }
+            var results = output.standardOutput.filter { $0 != 0 }
+            while results.last == UInt8(ascii: "\n") { results.removeLast() }
+            standardOutput.write(
+                bytes: Array("\u{1b}[94m\(folder)\u{1b}[1m\(name)\u{1b}[0m:\n".utf8) + results + [10])
+        }
+    }
+
+    /// `${passfile#$PREFIX/}`.
+    private static func entryName(of file: String, prefix: String) -> String? {
+        file.hasPrefix(prefix + "/") ? String(file.dropFirst(prefix.count + 1)) : file
+    }
+
+    private static func readFile(_ path: String) throws -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw CofferError(.io, "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(descriptor, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 {
+                throw CofferError(.io, "cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { break }
+            result += chunk[0..<count]
+        }
+        return result
+    }
+}
+
+/// `find -L ROOT -path '*/.git' -prune -o -iname '*.gpg' -print`: pre-order, directory order, following
+/// symlinks, reporting file-system loops as find does.
+struct FindWalker {
+    private struct Identity: Equatable {
+        var device: dev_t
+        var inode: ino_t
+    }
+
+    /// Calls `visit` with every path that `find` would print.
+    mutating func walk(_ root: String, visit: (String) -> Void) {
+        var ancestors: [(Identity, String)] = []
+        visitPath(root, &ancestors, visit)
+    }
+
+    private func visitPath(_ path: String, _ ancestors: inout [(Identity, String)], _ visit: (String) -> Void)
+    {
+        var info = stat()
+        if stat(path, &info) != 0 && lstat(path, &info) != 0 {
+            standardError.line("find: \(quote(path)): \(String(cString: strerror(errno)))")
+            return
+        }
+        if path.hasSuffix("/.git") { return }
+        let base = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
+        if base.lowercased().hasSuffix(".gpg") { visit(path) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return }
+        let identity = Identity(device: info.st_dev, inode: info.st_ino)
+        if let loop = ancestors.first(where: { $0.0 == identity }) {
+            standardError.line(
+                "find: File system loop detected; \(quote(path)) is part of the same file system loop as \(quote(loop.1))."
+            )
+            return
+        }
+        guard let folder = opendir(path) else {
+            standardError.line("find: \(quote(path)): \(String(cString: strerror(errno)))")
+            return
+        }
+        var names: [String] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        closedir(folder)
+        ancestors.append((identity, path))
+        for name in names {
+            visitPath(path.hasSuffix("/") ? path + name : path + "/" + name, &ancestors, visit)
+        }
+        ancestors.removeLast()
+    }
+
+    /// find's quoting of names in messages (the locale's quotation marks).
+    private func quote(_ path: String) -> String {
+        let codeset = String(cString: nl_langinfo(nl_item(CODESET)))
+        return codeset == "UTF-8" ? "\u{2018}\(path)\u{2019}" : "'\(path)'"
+    }
+}

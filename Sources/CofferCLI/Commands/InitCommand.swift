@@ -1,0 +1,19 @@
+import Coffer
+
+/// `init [--path=subfolder,-p subfolder] gpg-id...`: sets the recipients of the store or of a folder and
+/// re-encrypts what they change; a single empty id removes the folder's `.gpg-id`.
+enum InitCommand {
+    /// Runs the command.
+    static func run(_ arguments: [String], _ invocation: Invocation) throws {
+        let (parsed, failed) = invocation.parseOptions(
+            arguments, [.init(short: UInt8(ascii: "p"), long: "path", argument: .required)])
+        let subfolder = parsed.options.last(where: { $0.name == "path" })?.value ?? ""
+        if failed || parsed.operands.isEmpty {
+            throw invocation.usage("[--path=subfolder,-p subfolder] gpg-id...")
+        }
+        if !subfolder.isEmpty { try invocation.checkSneakyPaths(subfolder) }
+        invocation.warnAboutUnappliedGPGOptions()
+        try invocation.store.initialize(
+            recipients: parsed.operands, subfolder: subfolder, onEvent: CoreutilsMessages.print)
+    }
+}

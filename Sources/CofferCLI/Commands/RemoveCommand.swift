@@ -1,0 +1,38 @@
+import Coffer
+
+/// `rm`, `remove`, `delete [--recursive,-r] [--force,-f] pass-name`: removes an entry or a folder.
+enum RemoveCommand {
+    /// Runs the command.
+    static func run(_ arguments: [String], _ invocation: Invocation) throws {
+        let (parsed, _) = invocation.parseOptions(
+            arguments,
+            [
+                .init(short: UInt8(ascii: "r"), long: "recursive", argument: .none),
+                .init(short: UInt8(ascii: "f"), long: "force", argument: .none),
+            ])
+        // pass checks only the count here: a bad option is reported, then the removal goes on.
+        guard parsed.operands.count == 1 else {
+            throw invocation.usage("[--recursive,-r] [--force,-f] pass-name")
+        }
+        let path = parsed.operands[0]
+        try invocation.checkSneakyPaths(path)
+        let recursive = parsed.has("recursive")
+
+        // Which file pass's `rm` is given: the entry, or the folder spelled with one trailing slash.
+        let folder = invocation.prefix + "/" + (path.hasSuffix("/") ? String(path.dropLast()) : path)
+        let entry = invocation.prefix + "/" + path + ".gpg"
+        let meansFolder =
+            (FileKind.isFile(entry) && FileKind.isDirectory(folder) && path.hasSuffix("/"))
+            || !FileKind.isFile(entry)
+        let target = meansFolder ? (folder.hasSuffix("/") ? folder : folder + "/") : entry
+        guard FileKind.exists(target) else { throw Exit.die("Error: \(path) is not in the password store.") }
+
+        if !parsed.has("force") { try Terminal.confirm("Are you sure you would like to delete \(path)?") }
+        if meansFolder && FileKind.isDirectory(target) && !recursive {
+            // `rm -f -v DIR/` fails, pass goes on and exits 0 with nothing removed.
+            standardError.line("rm: cannot remove \(CoreutilsMessages.quote(target)): Is a directory")
+            return
+        }
+        try invocation.store.remove(path, recursive: recursive, onEvent: CoreutilsMessages.print)
+    }
+}

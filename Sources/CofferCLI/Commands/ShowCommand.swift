@@ -1,0 +1,104 @@
+import Coffer
+
+/// `show`, `ls`, `list` (and a bare name): an entry's text, one line of it on the clipboard or as a QR
+/// code, or the tree of a folder.
+enum ShowCommand {
+    static let synopsis =
+        "[--clip[=line-number],-c[line-number]] [--qrcode[=line-number],-q[line-number]] [pass-name]"
+
+    /// Runs the command.
+    static func run(_ arguments: [String], _ invocation: Invocation) throws {
+        let (parsed, failed) = invocation.parseOptions(
+            arguments,
+            [
+                .init(short: UInt8(ascii: "q"), long: "qrcode", argument: .optional),
+                .init(short: UInt8(ascii: "c"), long: "clip", argument: .optional),
+                .init(short: UInt8(ascii: "r"), long: "revision", argument: .required),
+            ])
+        var clip = false
+        var qrcode = false
+        var selectedLine = ""
+        for option in parsed.options where option.name != "revision" {
+            if option.name == "qrcode" { qrcode = true }
+            if option.name == "clip" { clip = true }
+            selectedLine = option.value.flatMap { $0.isEmpty ? nil : $0 } ?? "1"
+        }
+        if failed || (qrcode && clip) { throw invocation.usage(synopsis) }
+
+        let path = parsed.operands.first ?? ""
+        try invocation.checkSneakyPaths(path)
+        let store = invocation.store
+        if let revision = parsed.value("revision") {
+            // Beyond pass: the entry as it was in a git revision, decrypted in memory.
+            if clip || qrcode || path.isEmpty { throw invocation.usage("--revision,-r rev pass-name") }
+            let contents = try store.read(path, revision: revision)
+            contents.withUnsafeBytes { standardOutput.write($0) }
+            return
+        }
+        if store.contains(path) {
+            invocation.warnAboutUnappliedGPGOptions(encrypting: false)
+            let contents = try decrypt(path, store)
+            if !clip && !qrcode {
+                contents.withUnsafeBytes { standardOutput.write($0) }
+                warnAboutConflict(path, contents, invocation)
+                return
+            }
+            guard selectedLine.utf8.allSatisfy({ (48...57).contains($0) }) else {
+                throw Exit.die("Clip location '\(selectedLine)' is not a number.")
+            }
+            let secret = line(Int(selectedLine) ?? Int.max, of: contents)
+            guard !secret.isEmpty else {
+                throw Exit.die("There is no password to put on the clipboard at line \(selectedLine).")
+            }
+            if clip {
+                try Clipboard.copy(secret, name: path, invocation)
+            } else {
+                try QRCode.show(secret, name: path, invocation)
+            }
+        } else if store.isFolder(path) {
+            standardOutput.line(
+                path.isEmpty ? "Password Store" : String(path.hasSuffix("/") ? path.dropLast() : path[...]))
+            var listing = TreeListing(environment: invocation.environment)
+            standardOutput.write(bytes: listing.render(invocation.prefix + "/" + path))
+        } else if path.isEmpty {
+            throw Exit.die("Error: password store is empty. Try \"pass init\".")
+        } else {
+            throw Exit.die("Error: \(path) is not in the password store.")
+        }
+    }
+
+    /// Warns on standard error when the entry holds conflict markers left by a merge.
+    static func warnAboutConflict(_ name: String, _ contents: SecureBytes, _ invocation: Invocation) {
+        guard contents.withUnsafeBytes({ EntryMerge.containsConflict(Array($0)) }) else { return }
+        standardError.line(
+            "Warning: \(name) holds a merge conflict; resolve it with \"\(invocation.program) edit \(name)\"."
+        )
+    }
+
+    /// Decrypts an entry; a gpg failure exits with gpg's status 2 as pass's `|| exit $?` does.
+    static func decrypt(_ name: String, _ store: PasswordStore) throws -> SecureBytes {
+        do {
+            return try store.read(name)
+        } catch let error as GPGError {
+            throw Exit(2, GPGMessages.decryptionFailure(error))
+        }
+    }
+
+    /// `tail -n +N | head -n 1` in a command substitution: line `number` (0 and 1 both mean the first)
+    /// without its line ending's final newlines.
+    static func line(_ number: Int, of contents: SecureBytes) -> SecureBytes {
+        contents.withUnsafeBytes { bytes in
+            var start = 0
+            var current = 1
+            while current < number {
+                guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else {
+                    return SecureBytes([])
+                }
+                start = newline + 1
+                current += 1
+            }
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+            return SecureBytes(bytes[start..<end].filter { $0 != 0 })
+        }
+    }
+}

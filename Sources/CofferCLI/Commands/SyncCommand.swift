@@ -1,0 +1,117 @@
+import Coffer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `sync`: pulls (rebase by default), merges entries field by field, pushes, and says what changed.
+enum SyncCommand {
+    /// Runs the command.
+    static func run(_ arguments: [String], _ invocation: Invocation) throws {
+        let (parsed, failed) = invocation.parseOptions(arguments, [])
+        guard !failed, parsed.operands.isEmpty else { throw invocation.usage("") }
+        var store = invocation.store
+        store.gitOutput = .quiet
+        let report: SyncReport
+        do {
+            report = try store.sync()
+        } catch let error as CofferError where error.code == .git {
+            // Unlike pass's git steps, a failed sync is the command's failure.
+            throw Exit.die("Error: \(error.message)")
+        }
+        if report.noRemote {
+            standardOutput.line("The password store has no git remote; nothing to sync.")
+            return
+        }
+        for name in report.added { standardOutput.line("Added \(name)") }
+        for name in report.changed { standardOutput.line("Changed \(name)") }
+        for name in report.removed { standardOutput.line("Removed \(name)") }
+        for name in report.keptEdits {
+            standardOutput.line("Kept \(name): it was deleted on one side and edited on the other")
+        }
+        for name in report.conflicts {
+            standardError.line(
+                "Conflict in \(name): both sides changed the same field; "
+                    + "resolve it with \"\(invocation.program) edit \(name)\"")
+        }
+        let changes = report.added.count + report.changed.count + report.removed.count
+        if changes == 0 && report.keptEdits.isEmpty && report.conflicts.isEmpty {
+            standardOutput.line(report.pushed ? "Pushed local changes." : "Already up to date.")
+        } else if report.pushed {
+            standardOutput.line("Pushed local changes.")
+        }
+        if !report.conflicts.isEmpty { throw Exit(1) }
+    }
+}
+
+/// `clone URL [--path DIR]`: clones a store, installs the merge driver, checks the keys.
+enum CloneCommand {
+    /// Runs the command.
+    static func run(_ arguments: [String], _ invocation: Invocation) throws {
+        let (parsed, failed) = invocation.parseOptions(
+            arguments, [.init(short: UInt8(ascii: "p"), long: "path", argument: .required)])
+        guard !failed, parsed.operands.count == 1 else { throw invocation.usage("URL [--path,-p DIR]") }
+        var configuration = invocation.store.configuration
+        if let path = parsed.value("path") { configuration.root = StoreConfiguration(root: path).root }
+        let store = PasswordStore(configuration: configuration)
+        let unreadable = try store.clone(from: parsed.operands[0])
+        standardOutput.line("Cloned \(parsed.operands[0]) into \(store.root).")
+        if !unreadable.isEmpty {
+            standardError.line(
+                "Warning: no secret key for \(unreadable.joined(separator: ", ")) is in your keyring; "
+                    + "its entries will not decrypt here.")
+        }
+    }
+}
+
+/// `git-merge-driver BASE OURS THEIRS PATH`: the merge driver git runs for `*.gpg` (`merge=coffer`).
+///
+/// git runs it at the top of the work tree, which is the store. Exits 0 when the merge is clean, 1 when
+/// a conflict was kept inside the entry, 2 when it could not merge (git then reports a conflict).
+enum MergeDriverCommand {
+    /// Runs the command.
+    static func run(_ arguments: [String], _ invocation: Invocation) throws {
+        guard arguments.count == 4 else { throw invocation.usage("BASE OURS THEIRS PATH") }
+        var configuration = invocation.store.configuration
+        configuration.root = currentDirectory()
+        let store = PasswordStore(configuration: configuration)
+        do {
+            let clean = try store.mergeEntry(
+                base: arguments[0], ours: arguments[1], theirs: arguments[2], path: arguments[3])
+            if !clean { throw Exit(1) }
+        } catch let exit as Exit {
+            throw exit
+        } catch {
+            throw Exit(2, "\(invocation.program): cannot merge \(arguments[3]): \(error)")
+        }
+    }
+}
+
+/// `fsck [--fix]`: checks the store; one line per finding; non-zero exit when something is wrong.
+enum FsckCommand {
+    /// Runs the command.
+    static func run(_ arguments: [String], _ invocation: Invocation) throws {
+        let (parsed, failed) = invocation.parseOptions(
+            arguments, [.init(short: UInt8(ascii: "f"), long: "fix", argument: .none)])
+        guard !failed, parsed.operands.isEmpty else { throw invocation.usage("[--fix,-f]") }
+        let findings = try invocation.store.check(fix: parsed.has("fix"))
+        for finding in findings { standardOutput.line(finding.description) }
+        if findings.contains(where: { !$0.fixed }) { throw Exit(1) }
+    }
+}
+
+extension OptionParser.Result {
+    /// The value of the last `name` option given, if any.
+    func value(_ name: String) -> String? {
+        options.last { $0.name == name }?.value ?? nil
+    }
+}
+
+/// The process's working folder.
+func currentDirectory() -> String {
+    guard let path = getcwd(nil, 0) else { return "." }
+    defer { free(path) }
+    return String(cString: path)
+}

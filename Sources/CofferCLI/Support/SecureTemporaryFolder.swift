@@ -1,0 +1,178 @@
+import Coffer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// pass's `tmpdir`: a private (0700) folder in `/dev/shm` for plaintext, or, after a warning, in `$TMPDIR`
+/// with its files overwritten before removal.
+///
+/// While the folder exists, SIGINT, SIGTERM and SIGHUP are held back (children start with them unblocked
+/// and at their defaults) and handled by ``wait(for:)`` and ``finish()``, which remove the folder before
+/// a signal ends the process, so the folder is removed on every way out.
+final class SecureTemporaryFolder {
+    /// The folder's path.
+    let path: String
+    /// Whether the folder is outside `/dev/shm`, so files are overwritten before removal.
+    let needsShredding: Bool
+    private var oldMask = sigset_t()
+    private var removed = false
+    private var deferredSignal: Int32 = 0
+
+    /// The signals held back while plaintext is on disk.
+    static var heldSignals: sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&set, signalNumber) }
+        return set
+    }
+
+    /// Makes the folder; with `warn`, asks before falling back to `$TMPDIR` as pass does.
+    init(program: String, environment: [String: String], warn: Bool) throws {
+        var held = Self.heldSignals
+        sigprocmask(SIG_BLOCK, &held, &oldMask)
+        let parent: String
+        if FileKind.isDirectory("/dev/shm") && access("/dev/shm", W_OK | X_OK) == 0 {
+            parent = "/dev/shm"
+            needsShredding = false
+        } else {
+            if warn {
+                do {
+                    try Terminal.confirm(
+                        """
+                        Your system does not have /dev/shm, which means that it may
+                        be difficult to entirely erase the temporary non-encrypted
+                        password file after editing.
+
+                        Are you sure you would like to continue?
+                        """)
+                } catch {
+                    sigprocmask(SIG_SETMASK, &oldMask, nil)
+                    throw error
+                }
+            }
+            let tmpdir = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+            parent = tmpdir
+            needsShredding = true
+        }
+        var made: String?
+        for _ in 0..<100 {
+            let candidate = "\(parent)/\(program).\(Self.randomName(13))"
+            if mkdir(candidate, 0o700) == 0 {
+                made = candidate
+                break
+            }
+            if errno != EEXIST { break }
+        }
+        guard let made else {
+            let reason = String(cString: strerror(errno))
+            sigprocmask(SIG_SETMASK, &oldMask, nil)
+            throw Exit.die(
+                "mktemp: failed to create directory via template '\(parent)/\(program).XXXXXXXXXXXXX': \(reason)"
+            )
+        }
+        path = made
+    }
+
+    deinit { finish() }
+
+    /// `mktemp`'s random letters and digits.
+    static func randomName(_ count: Int) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        var generator = SystemRandomNumberGenerator()
+        return String(
+            (0..<count).map { _ in alphabet[Int(generator.next(upperBound: UInt(alphabet.count)))] })
+    }
+
+    /// Waits for a child (the editor, git) while holding the folder.
+    ///
+    /// SIGTERM and SIGHUP are passed on to the child, then the folder is removed and this process ends by
+    /// the same signal at once. A SIGINT is taken as the user's Ctrl-C, which reached the child too: it
+    /// ends this process (after the folder is removed) only if it ended the child.
+    ///
+    /// - Returns: the child's exit status, or 128 + the signal that ended it.
+    @discardableResult
+    func wait(for pid: pid_t) -> Int32 {
+        var waitSet = Self.heldSignals
+        sigaddset(&waitSet, SIGCHLD)
+        var previous = sigset_t()
+        sigprocmask(SIG_BLOCK, &waitSet, &previous)
+        defer { sigprocmask(SIG_SETMASK, &previous, nil) }
+        var sawInterrupt = false
+        while true {
+            var status: Int32 = 0
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid || (result < 0 && errno != EINTR) {
+                let signalNumber = status & 0x7f
+                let code = result < 0 ? 127 : signalNumber == 0 ? (status >> 8) & 0xff : 128 + signalNumber
+                if sawInterrupt && code == 128 + SIGINT { deferredSignal = SIGINT }
+                return code
+            }
+            var timeout = timespec(tv_sec: 1, tv_nsec: 0)
+            let received = sigtimedwait(&waitSet, nil, &timeout)
+            if received == SIGTERM || received == SIGHUP {
+                kill(pid, received)
+                deferredSignal = received
+                finish()
+            } else if received == SIGINT {
+                sawInterrupt = true
+            }
+        }
+    }
+
+    /// Whether a signal has ended the child and must end this process once the folder is gone.
+    var mustStop: Bool { deferredSignal != 0 }
+
+    /// Removes the folder, then restores the signal mask, so that a signal held meanwhile takes effect;
+    /// a signal that ended the child ends this process too.
+    func finish() {
+        guard !removed else { return }
+        removed = true
+        removeTree(path)
+        sigprocmask(SIG_SETMASK, &oldMask, nil)
+        if deferredSignal != 0 {
+            signal(deferredSignal, SIG_DFL)
+            raise(deferredSignal)
+        }
+    }
+
+    private func removeTree(_ path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        if info.st_mode & S_IFMT == S_IFDIR {
+            if let folder = opendir(path) {
+                var names: [String] = []
+                while let entry = readdir(folder) {
+                    let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                        String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                    }
+                    if name != "." && name != ".." { names.append(name) }
+                }
+                closedir(folder)
+                for name in names { removeTree(path + "/" + name) }
+            }
+            rmdir(path)
+        } else {
+            if needsShredding && info.st_mode & S_IFMT == S_IFREG { overwrite(path, size: Int(info.st_size)) }
+            unlink(path)
+        }
+    }
+
+    /// `shred -f -z`, simplified: overwrites the file's bytes with zeros and syncs before unlinking.
+    private func overwrite(_ path: String, size: Int) {
+        chmod(path, 0o600)
+        let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        let zeros = [UInt8](repeating: 0, count: 65536)
+        var remaining = size
+        while remaining > 0 {
+            let count = write(descriptor, zeros, min(remaining, zeros.count))
+            if count <= 0 { break }
+            remaining -= count
+        }
+        fsync(descriptor)
+    }
+}

@@ -1,0 +1,113 @@
+import Coffer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The terminal settings to put back if a signal arrives while echo is off; read by the signal handler.
+nonisolated(unsafe) private var echoRestore = termios()
+/// Whether ``echoRestore`` holds settings to put back.
+nonisolated(unsafe) private var echoRestorePending: sig_atomic_t = 0
+
+/// Reading answers and secrets from standard input the way pass's bash `read` builtin does.
+enum Terminal {
+    /// Whether `descriptor` is a terminal (`[[ -t 0 ]]`).
+    static func isTerminal(_ descriptor: Int32 = 0) -> Bool { isatty(descriptor) == 1 }
+
+    /// Reads one line from standard input one byte at a time, so nothing after the line is consumed.
+    ///
+    /// Returns the line without its newline (NUL bytes dropped, as bash does) and whether a newline ended
+    /// it; `nil` when standard input is already at its end.
+    static func readLine() -> (line: SecureBytes, terminated: Bool)? {
+        var line: [UInt8] = []
+        defer { wipeMemory(&line, count: line.count) }
+        var byte: UInt8 = 0
+        var sawAnything = false
+        while true {
+            let count = read(0, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            sawAnything = true
+            if byte == UInt8(ascii: "\n") { return (SecureBytes(line), true) }
+            if byte != 0 { line.append(byte) }
+        }
+        return sawAnything ? (SecureBytes(line), false) : nil
+    }
+
+    /// bash's `read -r [-s] -p PROMPT var`: the prompt on standard error only when standard input is a
+    /// terminal, the line with leading and trailing blanks removed, and `nil` when `read` fails (end of
+    /// input before a newline; pass then often exits).
+    ///
+    /// With `hidden`, echo is off while reading (on a terminal) and is restored even on Ctrl-C.
+    /// With `lineEditing` (`read -e`), the bracketed-paste switches readline writes around the line on a
+    /// capable terminal are written too.
+    static func bashRead(prompt: String, hidden: Bool = false, lineEditing: Bool = false) -> (
+        value: SecureBytes, succeeded: Bool
+    ) {
+        let interactive = isTerminal(0)
+        let term = getenv("TERM").map { String(cString: $0) } ?? ""
+        let bracketedPaste = lineEditing && interactive && !term.isEmpty && term != "dumb"
+        if bracketedPaste { standardError.write("\u{1b}[?2004h") }
+        defer { if bracketedPaste { standardError.write("\u{1b}[?2004l\r") } }
+        if interactive { standardError.write(prompt) }
+        var saved = termios()
+        let echoOff = hidden && interactive && tcgetattr(0, &saved) == 0
+        if echoOff {
+            var quiet = saved
+            quiet.c_lflag &= ~tcflag_t(ECHO)
+            echoRestore = saved
+            echoRestorePending = 1
+            installRestoreHandlers()
+            tcsetattr(0, TCSAFLUSH, &quiet)
+        }
+        let result = readLine()
+        if echoOff {
+            tcsetattr(0, TCSAFLUSH, &saved)
+            echoRestorePending = 0
+        }
+        guard let result else { return (SecureBytes([]), false) }
+        return (trimBlanks(result.line), result.terminated)
+    }
+
+    /// pass's `yesno`: yes without asking when standard input is not a terminal; otherwise asks
+    /// `PROMPT [y/N] ` and exits 1 unless the answer is `y` or `Y`.
+    static func confirm(_ prompt: String) throws {
+        guard isTerminal(0) else { return }
+        let answer = bashRead(prompt: prompt + " [y/N] ").value.bytes
+        guard answer == [UInt8(ascii: "y")] || answer == [UInt8(ascii: "Y")] else { throw Exit(1) }
+    }
+
+    /// Removes leading and trailing spaces, tabs and newlines, as `read` does with the default `IFS`.
+    static func trimBlanks(_ value: SecureBytes) -> SecureBytes {
+        value.withUnsafeBytes { bytes in
+            let isBlank = { (byte: UInt8) in
+                byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n")
+            }
+            var start = 0
+            var end = bytes.count
+            while start < end && isBlank(bytes[start]) { start += 1 }
+            while end > start && isBlank(bytes[end - 1]) { end -= 1 }
+            return SecureBytes(bytes[start..<end])
+        }
+    }
+
+    private static func installRestoreHandlers() {
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
+            // A signal ignored by whoever started us stays ignored, as it does in a shell.
+            let previous = signal(signalNumber, restoreEchoAndRaise)
+            if let previous, unsafeBitCast(previous, to: Int.self) == 1 { signal(signalNumber, SIG_IGN) }
+        }
+    }
+}
+
+/// Puts the terminal back, then lets the signal do what it would have done.
+private func restoreEchoAndRaise(_ signalNumber: Int32) {
+    if echoRestorePending != 0 {
+        tcsetattr(0, TCSAFLUSH, &echoRestore)
+        echoRestorePending = 0
+    }
+    signal(signalNumber, SIG_DFL)
+    raise(signalNumber)
+}

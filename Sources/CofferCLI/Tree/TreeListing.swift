@@ -1,0 +1,425 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// pass's listing, drawn natively: what `tree -N -C -l --noreport [-P PATTERN --prune --matchdirs
+/// --ignore-case] DIR | tail -n +2 | sed -E 's/\.gpg(\x1B\[[0-9]+m)?( ->|$)/\1\2/g'` prints with tree 2.1.
+///
+/// tree's own behaviour is kept, quirks included: names sorted with `strcoll`, dotfiles hidden, symlinks
+/// shown as `name -> target` and followed into folders, a folder already seen shown once with
+/// `[recursive, not followed]`, `[error opening dir]` for unreadable folders, and (in the pruned search) a
+/// matching folder lifting the pattern for its direct contents only.
+struct TreeListing {
+    /// The line-drawing strings of one character set.
+    struct LineDrawing {
+        /// A continuing parent level.
+        var vertical: [UInt8]
+        /// An item with more after it.
+        var branch: [UInt8]
+        /// The last item.
+        var corner: [UInt8]
+
+        /// `├── `, `│   ` (with no-break spaces, as tree writes them) and `└── `.
+        static let utf8 = LineDrawing(
+            vertical: Array("\u{2502}\u{a0}\u{a0}".utf8), branch: Array("\u{251c}\u{2500}\u{2500}".utf8),
+            corner: Array("\u{2514}\u{2500}\u{2500}".utf8))
+        /// `|-- `, `|   ` and `` `-- ``.
+        static let ascii = LineDrawing(
+            vertical: Array("|  ".utf8), branch: Array("|--".utf8), corner: Array("`--".utf8))
+
+        /// The set tree picks: the one named by `TREE_CHARSET` (tree's names, any case), else UTF-8 when
+        /// the locale's codeset is UTF-8, else ASCII.
+        static func current(environment: [String: String]) -> LineDrawing {
+            var charset = environment["TREE_CHARSET"]
+            if charset == nil {
+                let codeset = String(cString: nl_langinfo(nl_item(CODESET)))
+                if codeset == "UTF-8" || codeset == "utf8" { charset = "UTF-8" }
+            }
+            guard let name = charset?.lowercased() else { return .ascii }
+            return charsets.first { $0.names.contains(name) }?.drawing ?? .ascii
+        }
+
+        private init(vertical: [UInt8], branch: [UInt8], corner: [UInt8]) {
+            self.vertical = vertical
+            self.branch = branch
+            self.corner = corner
+        }
+
+        private init(_ vertical: [UInt8], _ branch: [UInt8], _ corner: [UInt8]) {
+            self.init(vertical: vertical, branch: branch, corner: corner)
+        }
+
+        /// tree 2.1's character sets whose lines differ from ASCII, by their (lower-cased) names.
+        private static let charsets: [(names: Set<String>, drawing: LineDrawing)] = [
+            (["utf-8", "utf8"], .utf8),
+            (
+                [
+                    "iso-8859-1", "iso-8859-1:1987", "iso_8859-1", "latin1", "l1", "ibm819", "cp819",
+                    "csisolatin1",
+                    "iso-8859-3", "iso_8859-3:1988", "iso_8859-3", "latin3", "ls", "csisolatin3",
+                    "iso-8859-7",
+                    "iso_8859-7:1987", "iso_8859-7", "elot_928", "ecma-118", "greek", "greek8",
+                    "csisolatingreek",
+                    "iso-8859-8", "iso_8859-8:1988", "iso-ir-138", "iso_8859-8", "hebrew", "csisolatinhebrew",
+                    "iso-8859-9", "iso_8859-9:1989", "iso-ir-148", "iso_8859-9", "latin5", "l5",
+                    "csisolatin5",
+                ],
+                LineDrawing(Array("|  ".utf8), Array("|--".utf8), Array("&middot;--".utf8))
+            ),
+            (
+                ["shift_jis", "ms_kanji", "csshiftjis"],
+                LineDrawing([0o204, 0o240, 32], [0o204, 0o245], [0o204, 0o244])
+            ),
+            (
+                ["euc-jp", "extended_unix_code_packed_format_for_japanese", "cseucpkdfmtjapanese"],
+                LineDrawing([0o250, 0o242, 32], [0o250, 0o247], [0o250, 0o246])
+            ),
+            (["euc-kr", "cseuckr"], LineDrawing([0o246, 0o242, 32], [0o246, 0o247], [0o246, 0o246])),
+            (
+                ["iso-2022-jp", "csiso2022jp", "iso-2022-jp-2", "csiso2022jp2"],
+                LineDrawing(
+                    Array("\u{1b}$B(\"\u{1b}(B ".utf8), Array("\u{1b}$B('\u{1b}(B".utf8),
+                    Array("\u{1b}$B(&\u{1b}(B".utf8))
+            ),
+            (
+                [
+                    "ibm437", "cp437", "437", "cspc8codepage437", "ibm852", "cp852", "852", "cspcp852",
+                    "ibm863",
+                    "cp863", "863", "csibm863", "ibm855", "cp855", "855", "csibm855", "ibm865", "cp865",
+                    "865",
+                    "csibm865", "ibm866", "cp866", "866", "csibm866", "ibm850", "cp850", "850",
+                    "cspc850multilingual", "ibm00858", "ccsid00858", "cp00858", "pc-multilingual-850+euro",
+                    "ibm869", "cp869", "869", "cp-gr", "csibm869",
+                ],
+                LineDrawing([0o263, 32, 32], [0o303, 0o304, 0o304], [0o300, 0o304, 0o304])
+            ),
+            (["gb2312", "csgb2312"], LineDrawing([0o251, 0o246, 32], [0o251, 0o300], [0o251, 0o270])),
+            (["big5", "csbig5"], LineDrawing([0o242, 0x78, 32], [0o242, 0x75], [0o242, 0x7c])),
+            (
+                ["koi8-r", "cskoi8r", "koi8-u"],
+                LineDrawing([0o201, 32, 32], [0o206, 0o200, 0o200], [0o204, 0o200, 0o200])
+            ),
+        ]
+    }
+
+    /// One item read from a folder.
+    private struct Item {
+        var name: [UInt8]
+        /// `lstat` mode.
+        var mode: mode_t
+        /// `stat` mode of what a link points to (0 when it points nowhere).
+        var targetMode: mode_t
+        var device: dev_t
+        var inode: ino_t
+        var isDirectory: Bool
+        var link: [UInt8]?
+        var orphan: Bool
+        var error: String?
+        var children: [Item]?
+    }
+
+    /// The search pattern (`-P ... --ignore-case --matchdirs --prune`), or `nil` for a plain listing.
+    var pattern: TreePattern?
+    /// The colours.
+    var colors: TreeColors
+    /// The connectors.
+    var lines: LineDrawing
+
+    private var seen = Set<FileIdentity>()
+    private var output: [UInt8] = []
+
+    private struct FileIdentity: Hashable {
+        var device: dev_t
+        var inode: ino_t
+    }
+
+    /// A listing with the colours and connectors `environment` chooses.
+    init(pattern: TreePattern? = nil, environment: [String: String]) {
+        self.pattern = pattern
+        colors = TreeColors(environment: environment)
+        lines = LineDrawing.current(environment: environment)
+    }
+
+    /// The lines below `directory` (tree's first line, the folder itself, left out), `.gpg` stripped.
+    mutating func render(_ directory: String) -> [UInt8] {
+        output = []
+        seen = []
+        let path = Array(directory.utf8)
+        var info = stat()
+        guard lstat(Self.cPath(path), &info) == 0 else { return [] }
+        seen.insert(FileIdentity(device: info.st_dev, inode: info.st_ino))
+        var levels = [Int](repeating: 0, count: 2)
+        if pattern != nil {
+            var error: String?
+            if let items = fullTree(path, level: 0, error: &error) {
+                list(path, items, level: 1, levels: &levels, full: true)
+            }
+        } else if let items = readFolder(path, usePattern: false) {
+            list(path, items, level: 1, levels: &levels, full: false)
+        }
+        return output
+    }
+
+    // MARK: - Reading
+
+    /// The visible items of a folder, unsorted; `nil` when it cannot be opened.
+    private func readFolder(_ path: [UInt8], usePattern: Bool) -> [Item]? {
+        guard let folder = opendir(Self.cPath(path)) else { return nil }
+        defer { closedir(folder) }
+        var items: [Item] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                Array(raw.prefix(while: { $0 != 0 }))
+            }
+            if name.first == UInt8(ascii: ".") { continue }
+            if let item = describe(name, in: path, usePattern: usePattern) { items.append(item) }
+        }
+        return items
+    }
+
+    /// tree's `getinfo`: the item, or `nil` when it cannot be examined or the pattern leaves it out.
+    private func describe(_ name: [UInt8], in folder: [UInt8], usePattern: Bool) -> Item? {
+        let pathString = Self.cPath(Self.join(folder, name))
+        var linkInfo = stat()
+        guard lstat(pathString, &linkInfo) == 0 else { return nil }
+        var info = linkInfo
+        var resolves = true
+        let isLink = linkInfo.st_mode & S_IFMT == S_IFLNK
+        if isLink && stat(pathString, &info) != 0 {
+            info = stat()
+            resolves = false
+        }
+        let isDirectory = info.st_mode & S_IFMT == S_IFDIR
+        if usePattern, let pattern, linkInfo.st_mode & S_IFMT != S_IFDIR, !isDirectory,
+            !pattern.matches(name, isDirectory: isDirectory)
+        {
+            return nil
+        }
+        var item = Item(
+            name: name, mode: linkInfo.st_mode, targetMode: info.st_mode, device: info.st_dev,
+            inode: info.st_ino, isDirectory: isDirectory, link: nil, orphan: false)
+        if isLink {
+            var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = buffer.withUnsafeMutableBufferPointer { raw in
+                raw.baseAddress!.withMemoryRebound(to: CChar.self, capacity: raw.count) {
+                    readlink(pathString, $0, raw.count - 1)
+                }
+            }
+            if count < 0 {
+                item.link = Array("[Error reading symbolic link information]".utf8)
+                item.isDirectory = false
+            } else {
+                item.link = Array(buffer[0..<count])
+                item.orphan = !resolves
+            }
+        }
+        return item
+    }
+
+    private func sorted(_ items: [Item]) -> [Item] {
+        items.sorted { left, right in
+            var left = left.name + [0]
+            var right = right.name + [0]
+            return left.withUnsafeMutableBufferPointer { a in
+                right.withUnsafeMutableBufferPointer { b in
+                    a.baseAddress!.withMemoryRebound(to: CChar.self, capacity: a.count) { x in
+                        b.baseAddress!.withMemoryRebound(to: CChar.self, capacity: b.count) { y in
+                            strcoll(x, y) < 0
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Where a folder item leads: its own path, or (for a link) the link's target.
+    private static func destination(of item: Item, in folder: [UInt8]) -> [UInt8] {
+        guard let link = item.link else { return join(folder, item.name) }
+        if link.first == UInt8(ascii: "/") { return link }
+        return folder + [UInt8(ascii: "/")] + link
+    }
+
+    /// A path as a NUL-terminated C string, byte for byte.
+    private static func cPath(_ path: [UInt8]) -> [CChar] {
+        path.map { CChar(bitPattern: $0) } + [0]
+    }
+
+    private static func join(_ folder: [UInt8], _ name: [UInt8]) -> [UInt8] {
+        folder.last == UInt8(ascii: "/") ? folder + name : folder + [UInt8(ascii: "/")] + name
+    }
+
+    /// tree's `getfulltree` for the pruned search: reads everything first (in directory order, which
+    /// decides which link to a folder is followed), prunes folders with nothing matching, then sorts.
+    private mutating func fullTree(_ path: [UInt8], level: Int, error: inout String?) -> [Item]? {
+        error = nil
+        var usePattern = true
+        if let pattern {
+            // A folder whose path relative to the top (as far up as its depth) matches lifts the
+            // pattern for its own items.
+            var remaining = level
+            var start = path.endIndex
+            while start != path.startIndex {
+                if start < path.endIndex && path[start] == UInt8(ascii: "/") { remaining -= 1 }
+                if remaining <= 0 {
+                    if start < path.endIndex { start += 1 }
+                    break
+                }
+                start -= 1
+            }
+            let relative = Array(path[start...])
+            if !relative.isEmpty && pattern.matches(relative, isDirectory: true) { usePattern = false }
+        }
+        guard var items = readFolder(path, usePattern: usePattern) else {
+            error = "error opening dir"
+            return nil
+        }
+        var index = 0
+        while index < items.count {
+            if items[index].isDirectory {
+                let identity = FileIdentity(device: items[index].device, inode: items[index].inode)
+                var childError: String?
+                if items[index].link != nil {
+                    if seen.contains(identity) {
+                        items[index].error = "recursive, not followed"
+                    } else {
+                        seen.insert(identity)
+                        items[index].children = fullTree(
+                            Self.destination(of: items[index], in: path), level: level + 1, error: &childError
+                        )
+                        items[index].error = childError
+                    }
+                } else {
+                    seen.insert(identity)
+                    items[index].children = fullTree(
+                        Self.join(path, items[index].name), level: level + 1, error: &childError)
+                    items[index].error = childError
+                }
+                let keep = pattern.map { $0.matches(items[index].name, isDirectory: true) } ?? false
+                if items[index].children == nil && !keep {
+                    items.remove(at: index)
+                    continue
+                }
+            }
+            index += 1
+        }
+        return items.isEmpty ? nil : sorted(items)
+    }
+
+    // MARK: - Printing
+
+    private mutating func list(_ path: [UInt8], _ items: [Item], level: Int, levels: inout [Int], full: Bool)
+    {
+        let items = sorted(items)
+        while levels.count <= level + 1 { levels.append(0) }
+        levels[level] = items.count > 1 ? 1 : 2
+        for (position, item) in items.enumerated() {
+            var line = indentation(level: level, levels: levels)
+            var descend = false
+            var error: String?
+            var children: [Item]?
+            var next = Self.join(path, item.name)
+            if item.isDirectory {
+                let identity = FileIdentity(device: item.device, inode: item.inode)
+                let found = seen.contains(identity)
+                if !found { seen.insert(identity) }
+                descend = true
+                if item.link != nil {
+                    next = Self.destination(of: item, in: path)
+                    if found {
+                        error = "recursive, not followed"
+                        descend = false
+                    }
+                }
+                if descend {
+                    if full {
+                        children = item.children
+                        error = item.error
+                    } else {
+                        children = readFolder(next, usePattern: false)
+                        if children == nil { error = "error opening dir" }
+                        if children?.isEmpty == true { children = nil }
+                    }
+                    if children == nil { descend = false }
+                }
+            }
+            line += name(of: item)
+            if let error { line += Array("  [\(error)]".utf8) }
+            output += Self.strippingGPG(line) + [UInt8(ascii: "\n")]
+            if descend, let children {
+                list(next, children, level: level + 1, levels: &levels, full: full)
+            }
+            if position + 1 < items.count && position + 2 == items.count { levels[level] = 2 }
+        }
+        levels[level] = 0
+    }
+
+    private func indentation(level: Int, levels: [Int]) -> [UInt8] {
+        var result: [UInt8] = []
+        var index = 1
+        while index <= level && levels[index] != 0 {
+            if levels[index + 1] != 0 {
+                result += levels[index] == 1 ? lines.vertical : Array("   ".utf8)
+            } else {
+                result += levels[index] == 1 ? lines.branch : lines.corner
+            }
+            result.append(UInt8(ascii: " "))
+            index += 1
+        }
+        return result
+    }
+
+    private func name(of item: Item) -> [UInt8] {
+        var result: [UInt8] = []
+        let mode = item.link != nil && colors.linkAsTarget ? item.targetMode : item.mode
+        let start = colors.start(mode: mode, name: item.name, orphan: item.orphan, isLinkTarget: false)
+        result += start ?? []
+        result += item.name
+        if start != nil { result += colors.end }
+        if let link = item.link {
+            result += Array(" -> ".utf8)
+            let linkStart = colors.start(
+                mode: item.targetMode, name: link, orphan: item.orphan, isLinkTarget: true)
+            result += linkStart ?? []
+            result += link
+            if linkStart != nil { result += colors.end }
+        }
+        return result
+    }
+
+    /// pass's `sed -E 's/\.gpg(\x1B\[[0-9]+m)?( ->|$)/\1\2/g'` on one line.
+    static func strippingGPG(_ line: [UInt8]) -> [UInt8] {
+        let suffix = Array(".gpg".utf8)
+        var result: [UInt8] = []
+        var index = 0
+        func endsMatch(at position: Int) -> Bool {
+            position == line.count
+                || (position + 3 <= line.count && Array(line[position..<(position + 3)]) == Array(" ->".utf8))
+        }
+        while index < line.count {
+            if index + 4 <= line.count && Array(line[index..<(index + 4)]) == suffix {
+                let after = index + 4
+                // The optional colour: ESC [ digits m.
+                if after + 2 < line.count && line[after] == 0x1b && line[after + 1] == UInt8(ascii: "[") {
+                    var digits = after + 2
+                    while digits < line.count && (48...57).contains(line[digits]) { digits += 1 }
+                    if digits > after + 2 && digits < line.count && line[digits] == UInt8(ascii: "m")
+                        && endsMatch(at: digits + 1)
+                    {
+                        result += line[after...digits]
+                        index = digits + 1
+                        continue
+                    }
+                }
+                if endsMatch(at: after) {
+                    index = after
+                    continue
+                }
+            }
+            result.append(line[index])
+            index += 1
+        }
+        return result
+    }
+}

@@ -1,0 +1,136 @@
+/// A `tree -P` pattern with `--ignore-case`, matched as tree 2.1 matches it: `*` never crosses a `/`,
+/// `?`, `[...]` (with `^` to negate, `a-z` ranges and `\` escapes), `|` between alternatives, and a
+/// malformed pattern (an unterminated `[`, a `|` at either end) counts as a match.
+struct TreePattern {
+    private let pattern: [UInt8]
+    private let ignoreCase: Bool
+
+    /// Compiles `pattern`.
+    init(_ pattern: [UInt8], ignoreCase: Bool) {
+        self.pattern = pattern
+        self.ignoreCase = ignoreCase
+    }
+
+    /// Whether `name` (a file name, or a relative path for folders) matches.
+    func matches(_ name: [UInt8], isDirectory: Bool) -> Bool {
+        Self.match(name[...], pattern[...], isDirectory: isDirectory, ignoreCase: ignoreCase) != 0
+    }
+
+    /// 1 on a match, 0 on a mismatch, -1 on a malformed pattern.
+    private static func match(
+        _ text: ArraySlice<UInt8>, _ pattern: ArraySlice<UInt8>, isDirectory: Bool, ignoreCase: Bool
+    ) -> Int {
+        if let bar = pattern.firstIndex(of: UInt8(ascii: "|")) {
+            if bar == pattern.startIndex || bar == pattern.endIndex - 1 { return -1 }
+            let left = match(text, pattern[..<bar], isDirectory: isDirectory, ignoreCase: ignoreCase)
+            if left != 0 { return left }
+            return match(text, pattern[(bar + 1)...], isDirectory: isDirectory, ignoreCase: ignoreCase)
+        }
+        func lower(_ byte: UInt8) -> UInt8 {
+            ignoreCase && (65...90).contains(byte) ? byte + 32 : byte
+        }
+        // Reading past the end gives NUL, as the C strings tree works on do.
+        func at(_ slice: ArraySlice<UInt8>, _ index: Int) -> UInt8 {
+            index < slice.endIndex ? slice[index] : 0
+        }
+        var buffer = text.startIndex
+        var cursor = pattern.startIndex
+        var result = 1
+        var previous: UInt8 = 0
+        while at(pattern, cursor) != 0 && result != 0 {
+            switch pattern[cursor] {
+            case UInt8(ascii: "["):
+                cursor += 1
+                let setValue: Int
+                if at(pattern, cursor) != UInt8(ascii: "^") {
+                    setValue = 1
+                    result = 0
+                } else {
+                    cursor += 1
+                    setValue = 0
+                }
+                let current = lower(at(text, buffer))
+                while at(pattern, cursor) != UInt8(ascii: "]") {
+                    if at(pattern, cursor) == UInt8(ascii: "\\") { cursor += 1 }
+                    if at(pattern, cursor) == 0 { return -1 }
+                    if at(pattern, cursor + 1) == UInt8(ascii: "-") {
+                        let low = at(pattern, cursor)
+                        cursor += 2
+                        if at(pattern, cursor) == UInt8(ascii: "\\") { cursor += 1 }
+                        if current >= lower(low) && current <= lower(at(pattern, cursor)) {
+                            result = setValue
+                        }
+                        if at(pattern, cursor) == 0 { cursor -= 1 }
+                    } else if current == lower(at(pattern, cursor)) {
+                        result = setValue
+                    }
+                    cursor += 1
+                }
+                buffer += 1
+            case UInt8(ascii: "*"):
+                cursor += 1
+                if at(pattern, cursor) == 0 {
+                    return text[min(buffer, text.endIndex)...].contains(UInt8(ascii: "/")) ? 0 : 1
+                }
+                result = 0
+                let rest = pattern[cursor...]
+                if at(pattern, cursor) == UInt8(ascii: "*") {
+                    cursor += 1
+                    if at(pattern, cursor) == 0 { return 1 }
+                    let afterStars = pattern[cursor...]
+                    while at(text, buffer) != 0 {
+                        result = match(
+                            text[buffer...], afterStars, isDirectory: isDirectory, ignoreCase: ignoreCase)
+                        if result != 0 { break }
+                        if previous == UInt8(ascii: "/") && at(pattern, cursor) == UInt8(ascii: "/")
+                            && at(pattern, cursor + 1) != 0
+                        {
+                            result = match(
+                                text[buffer...], pattern[(cursor + 1)...], isDirectory: isDirectory,
+                                ignoreCase: ignoreCase)
+                            if result != 0 { return result }
+                        }
+                        buffer += 1
+                        while at(text, buffer) != 0 && at(text, buffer) != UInt8(ascii: "/") { buffer += 1 }
+                    }
+                    if result == 0 && (at(text, buffer) == 0 || at(text, buffer) == UInt8(ascii: "/")) {
+                        result = match(
+                            text[min(buffer, text.endIndex)...], afterStars, isDirectory: isDirectory,
+                            ignoreCase: ignoreCase)
+                    }
+                    return result
+                }
+                while at(text, buffer) != 0 {
+                    result = match(text[buffer...], rest, isDirectory: isDirectory, ignoreCase: ignoreCase)
+                    buffer += 1
+                    if result != 0 { break }
+                    if at(text, buffer) == UInt8(ascii: "/") { break }
+                }
+                if result == 0 && (at(text, buffer) == 0 || at(text, buffer) == UInt8(ascii: "/")) {
+                    result = match(
+                        text[min(buffer, text.endIndex)...], rest, isDirectory: isDirectory,
+                        ignoreCase: ignoreCase)
+                }
+                return result
+            case UInt8(ascii: "?"):
+                if at(text, buffer) == 0 { return 0 }
+                buffer += 1
+            case UInt8(ascii: "/"):
+                if at(pattern, cursor + 1) == 0 && at(text, buffer) == 0 { return isDirectory ? 1 : 0 }
+                result = at(text, buffer) == UInt8(ascii: "/") ? 1 : 0
+                buffer += 1
+            case UInt8(ascii: "\\"):
+                cursor += 1
+                result = lower(at(text, buffer)) == lower(at(pattern, cursor)) ? 1 : 0
+                buffer += 1
+            default:
+                result = lower(at(text, buffer)) == lower(at(pattern, cursor)) ? 1 : 0
+                buffer += 1
+            }
+            previous = at(pattern, cursor)
+            cursor += 1
+            if result < 1 { return result }
+        }
+        return at(text, buffer) == 0 ? result : 0
+    }
+}

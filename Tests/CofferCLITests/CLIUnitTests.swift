@@ -1,0 +1,222 @@
+import Testing
+
+@testable import CofferCLI
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Fast tests of the command line's own parts: the getopt emulation, coreutils quoting, tree's pattern
+/// matching and listing, and small helpers. The differential suite compares whole runs with pass.
+@Suite("Command-line parts")
+struct CLIUnitTests {
+    private static let insertOptions: [OptionParser.Option] = [
+        .init(short: UInt8(ascii: "m"), long: "multiline", argument: .none),
+        .init(short: UInt8(ascii: "e"), long: "echo", argument: .none),
+        .init(short: UInt8(ascii: "f"), long: "force", argument: .none),
+    ]
+    private static let showOptions: [OptionParser.Option] = [
+        .init(short: UInt8(ascii: "q"), long: "qrcode", argument: .optional),
+        .init(short: UInt8(ascii: "c"), long: "clip", argument: .optional),
+    ]
+    private static let initOptions: [OptionParser.Option] = [
+        .init(short: UInt8(ascii: "p"), long: "path", argument: .required)
+    ]
+
+    private func parse(_ arguments: [String], _ options: [OptionParser.Option], posix: Bool = false)
+        -> OptionParser.Result
+    {
+        OptionParser(options: options, program: "pass", stopAtFirstOperand: posix).parse(arguments)
+    }
+
+    @Test("Options may follow operands, combine, and stop at --")
+    func permutation() {
+        let result = parse(["name", "-mf", "--", "-e"], Self.insertOptions)
+        #expect(result.options.map(\.name) == ["multiline", "force"])
+        #expect(result.operands == ["name", "-e"])
+        #expect(result.errors.isEmpty)
+    }
+
+    @Test("POSIXLY_CORRECT stops at the first operand")
+    func posixlyCorrect() {
+        let result = parse(["name", "-f"], Self.insertOptions, posix: true)
+        #expect(result.options.isEmpty)
+        #expect(result.operands == ["name", "-f"])
+    }
+
+    @Test("Long options take unique prefixes; glibc's messages for the rest")
+    func longOptions() {
+        #expect(parse(["--for", "x"], Self.insertOptions).options.map(\.name) == ["force"])
+        #expect(parse(["--foo=bar"], Self.insertOptions).errors == ["pass: unrecognized option '--foo=bar'"])
+        #expect(
+            parse(["--force=1"], Self.insertOptions).errors == [
+                "pass: option '--force' doesn't allow an argument"
+            ])
+        #expect(
+            parse(["--=x"], Self.insertOptions).errors == [
+                "pass: option '--=x' is ambiguous; possibilities: '--multiline' '--echo' '--force'"
+            ])
+        #expect(parse(["--path"], Self.initOptions).errors == ["pass: option '--path' requires an argument"])
+        #expect(parse(["--path", "sub", "id"], Self.initOptions).options.map(\.value) == ["sub"])
+        #expect(parse(["--path=sub"], Self.initOptions).options.map(\.value) == ["sub"])
+    }
+
+    @Test("Short options: unknown letters, required and optional values")
+    func shortOptions() {
+        let unknown = parse(
+            ["-rfz", "x"], [.init(short: UInt8(ascii: "r"), long: "recursive", argument: .none)])
+        #expect(unknown.errors == ["pass: invalid option -- 'f'", "pass: invalid option -- 'z'"])
+        #expect(unknown.options.map(\.name) == ["recursive"])
+        #expect(parse(["-p"], Self.initOptions).errors == ["pass: option requires an argument -- 'p'"])
+        #expect(parse(["-psub"], Self.initOptions).options.map(\.value) == ["sub"])
+        #expect(parse(["-p", "sub"], Self.initOptions).options.map(\.value) == ["sub"])
+        let clip = parse(["-c2", "-c", "name", "--clip", "3", "--qrcode=4"], Self.showOptions)
+        #expect(clip.options.map(\.value) == ["2", nil, nil, "4"])
+        #expect(clip.operands == ["name", "3"])
+    }
+
+    @Test("coreutils quoting, as `ls --quoting-style=shell-escape-always` prints it")
+    func quoting() {
+        func quote(_ bytes: [UInt8], multibyte: Bool = true) -> String {
+            String(decoding: CoreutilsMessages.quote(bytes: bytes, multibyte: multibyte), as: UTF8.self)
+        }
+        func quote(_ text: String, multibyte: Bool = true) -> String {
+            quote(Array(text.utf8), multibyte: multibyte)
+        }
+        #expect(quote("plain") == "'plain'")
+        #expect(quote("sp ace") == "'sp ace'")
+        #expect(quote("it's") == "\"it's\"")
+        #expect(quote("#it's") == "\"#it's\"")
+        #expect(quote("it's!") == "'it'\\''s!'")
+        #expect(quote("it's#x") == "'it'\\''s#x'")
+        #expect(quote("new\nline") == "'new'$'\\n''line'")
+        #expect(quote("\ttab") == "''$'\\t''tab'")
+        #expect(quote("back\\slash") == "'back\\slash'")
+        #expect(quote("é") == "'é'")
+        #expect(quote("é", multibyte: false) == "''$'\\303\\251'")
+        #expect(quote([0xff]) == "''$'\\377'")
+        #expect(quote("\u{2028}") == "''$'\\342\\200\\250'")
+        #expect(quote("\u{3000}") == "'\u{3000}'")
+    }
+
+    @Test("coreutils lines for store events")
+    func eventLines() {
+        #expect(CoreutilsMessages.line(for: .createdFolder("/s/a")) == "mkdir: created directory '/s/a'")
+        #expect(CoreutilsMessages.line(for: .removedFolder("/s/a/")) == "removed directory '/s/a/'")
+        #expect(CoreutilsMessages.line(for: .renamed(from: "/s/a", to: "/s/b")) == "renamed '/s/a' -> '/s/b'")
+        #expect(CoreutilsMessages.line(for: .copied(from: "/s/a", to: "/s/b")) == "'/s/a' -> '/s/b'")
+        #expect(
+            CoreutilsMessages.line(for: .reencrypted(name: "a/b", keyIDs: ["AA", "BB"]))
+                == "a/b: reencrypting to AA BB")
+        #expect(
+            CoreutilsMessages.line(for: .initialized(recipients: ["a", "b"], subfolder: "sub"))
+                == "Password store initialized for a, b (sub)")
+    }
+
+    @Test("tree's -P matching: * stops at /, classes, alternatives, malformed patterns match")
+    func patterns() {
+        func matches(_ pattern: String, _ name: String, directory: Bool = false) -> Bool {
+            TreePattern(Array(pattern.utf8), ignoreCase: true).matches(
+                Array(name.utf8), isDirectory: directory)
+        }
+        #expect(matches("*sub*", "SubFolder"))
+        #expect(!matches("*sub*", "x/sub-y"))
+        #expect(!matches("*sub*", "sub/deeper"))
+        #expect(matches("*a*|*b*", "xbx"))
+        #expect(matches("*[0-9]*", "a7"))
+        #expect(!matches("[a-c]x", "dx"))
+        // As in tree, a negated class also matches the end of the name.
+        #expect(matches("*[^a-z]*", "abc"))
+        #expect(matches("*a|*", "zzz"))
+        #expect(matches("*[s*", "anything"))
+        #expect(matches("S?b", "sub"))
+        #expect(matches("**", ""))
+    }
+
+    @Test("pass's sed removes .gpg before an optional colour and ' ->' or the end")
+    func gpgSuffix() {
+        func strip(_ line: String) -> String {
+            String(decoding: TreeListing.strippingGPG(Array(line.utf8)), as: UTF8.self)
+        }
+        #expect(strip("\u{1b}[00ma.gpg\u{1b}[0m") == "\u{1b}[00ma\u{1b}[0m")
+        #expect(strip("a.gpg -> b.gpg") == "a -> b")
+        #expect(strip("a.gpg.gpg") == "a.gpg")
+        #expect(strip("a.gpgx") == "a.gpgx")
+        #expect(
+            strip("\u{1b}[01;34md.gpg\u{1b}[0m  [recursive, not followed]")
+                == "\u{1b}[01;34md.gpg\u{1b}[0m  [recursive, not followed]")
+    }
+
+    @Test("The listing of a folder, with colours and ASCII lines")
+    func listing() throws {
+        var template = Array("/tmp/coffer-cli-unit-XXXXXX".utf8CString)
+        let folder = try #require(mkdtemp(&template).map { String(cString: $0) })
+        defer { _ = system("rm -rf '\(folder)'") }
+        mkdir(folder + "/web", 0o700)
+        for file in ["/web/mail.gpg", "/bank.gpg", "/.gpg-id", "/notes.txt"] {
+            close(open(folder + file, O_CREAT | O_WRONLY, 0o600))
+        }
+        symlink("bank.gpg", folder + "/alias.gpg")
+        var listing = TreeListing(environment: ["TERM": "xterm", "TREE_CHARSET": "ascii"])
+        let text = String(decoding: listing.render(folder + "/"), as: UTF8.self)
+        #expect(
+            text == """
+                |-- \u{1b}[01;36malias\u{1b}[0m -> \u{1b}[00mbank\u{1b}[0m
+                |-- \u{1b}[00mbank\u{1b}[0m
+                |-- \u{1b}[00mnotes.txt\u{1b}[0m
+                `-- \u{1b}[01;34mweb\u{1b}[0m
+                    `-- \u{1b}[00mmail\u{1b}[0m
+
+                """)
+        var plain = TreeListing(environment: ["TREE_CHARSET": "UTF-8"])
+        #expect(
+            String(decoding: plain.render(folder + "/"), as: UTF8.self).hasPrefix(
+                "\u{251c}\u{2500}\u{2500} alias -> bank\n"))
+        var search = TreeListing(
+            pattern: TreePattern(Array("*mail*".utf8), ignoreCase: true),
+            environment: ["TREE_CHARSET": "ascii"])
+        #expect(String(decoding: search.render(folder), as: UTF8.self) == "`-- web\n    `-- mail\n")
+    }
+
+    @Test("LS_COLORS keys, extensions and ln=target")
+    func colors() {
+        let colors = TreeColors(environment: ["TERM": "xterm", "LS_COLORS": "di=1:*.gpg=35:ln=target"])
+        #expect(
+            colors.start(mode: S_IFDIR | 0o755, name: [], orphan: false, isLinkTarget: false)
+                == Array("\u{1b}[1m".utf8))
+        #expect(
+            colors.start(mode: S_IFREG | 0o600, name: Array("a.gpg".utf8), orphan: false, isLinkTarget: false)
+                == Array("\u{1b}[35m".utf8))
+        #expect(
+            colors.start(mode: S_IFREG | 0o600, name: Array("a".utf8), orphan: false, isLinkTarget: false)
+                == nil)
+        #expect(colors.linkAsTarget)
+        #expect(!TreeColors(environment: [:]).enabled)
+    }
+
+    @Test("dirname, program names and sleep durations")
+    func helpers() {
+        #expect(Invocation.dirname("a/b/c") == "a/b")
+        #expect(Invocation.dirname("c") == ".")
+        #expect(Invocation.dirname("a//b//") == "a")
+        #expect(Invocation.dirname("/c") == "/")
+        #expect(CofferCLI.programName("/usr/bin/pass") == "pass")
+        #expect(CofferCLI.programName("coffer") == "coffer")
+        #expect(ClipboardRestorer.seconds("45") == 45)
+        #expect(ClipboardRestorer.seconds("1.5m") == 90)
+        #expect(ClipboardRestorer.seconds("soon") == 0)
+    }
+
+    @Test("Only PASSWORD_STORE_GPG_OPTS words that change pass's behaviour are reported")
+    func gpgOptions() {
+        #expect(GPGMessages.unapplied(["--no-greeting", "--keyserver", "hkp://x"], encrypting: true) == [])
+        #expect(GPGMessages.unapplied(["--armor"], encrypting: true) == ["--armor"])
+        #expect(GPGMessages.unapplied(["--armor", "--cipher-algo", "AES256"], encrypting: false) == [])
+        #expect(
+            GPGMessages.unapplied(["--pinentry-mode", "loopback"], encrypting: false) == [
+                "--pinentry-mode loopback"
+            ])
+    }
+}

@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Where the `coffer` executable under test is.
+///
+/// `COFFER_BIN` names it explicitly (for example `/usr/bin/pass`, to check the differential harness by
+/// running pass against itself); otherwise it is the `coffer` next to the test bundle
+/// (`.build/<config>/coffer` beside `.build/<config>/CofferPackageTests.xctest`).
+enum CofferBinary {
+    /// The path of the executable, or an error that says where it was looked for.
+    static func path() throws -> String {
+        if let explicit = environmentVariable("COFFER_BIN"), !explicit.isEmpty {
+            guard access(explicit, X_OK) == 0 else {
+                throw TestProcess.Failure(description: "COFFER_BIN=\(explicit) is not an executable file")
+            }
+            return explicit
+        }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else {
+            throw TestProcess.Failure(
+                description: "cannot read /proc/self/exe; set COFFER_BIN to the coffer binary")
+        }
+        let executable = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var folder = String(executable[..<(executable.lastIndex(of: "/") ?? executable.endIndex)])
+        // In a bundle (`X.xctest/Contents/MacOS/X`) the executable is deeper: use the bundle's folder.
+        if let bundle = folder.firstRange(of: ".xctest/") {
+            folder = String(folder[..<bundle.lowerBound])
+            folder = String(folder[..<(folder.lastIndex(of: "/") ?? folder.startIndex)])
+        }
+        let candidate = folder + "/coffer"
+        guard access(candidate, X_OK) == 0 else {
+            throw TestProcess.Failure(
+                description:
+                    "the coffer executable is missing: expected it at \(candidate) (next to the test bundle "
+                    + "\(executable)); build it with `swift build --build-tests` or set COFFER_BIN")
+        }
+        return candidate
+    }
+}

@@ -1,0 +1,174 @@
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `coffer edit` with scripted editors: no trace of the plaintext (neither its text nor a temporary file
+/// named after the entry) is left in /dev/shm, `$TMPDIR`, the store or the sandbox after a successful
+/// edit, after the editor fails, and after coffer gets SIGTERM while the editor runs.
+@Suite("edit leaves no plaintext behind")
+struct EditPlaintextTests {
+    /// A store with one entry whose text is unique to the test, and coffer on `PATH`.
+    struct Context {
+        let sandbox: DifferentialSandbox
+        /// The entry's name; the temporary file's name contains it.
+        let entry: String
+        /// The entry's first line.
+        let plaintext: String
+        /// What the editors write, from `$EDIT_TOKEN`.
+        let token: String
+
+        init() throws {
+            sandbox = try DifferentialSandbox(locale: .utf8)
+            try sandbox.link(try CofferBinary.path())
+            let unique = String(UInt64.random(in: 1...UInt64.max), radix: 36)
+            entry = "vault/plain-" + unique
+            plaintext = "PLAINTEXT-" + String(UInt64.random(in: 1...UInt64.max), radix: 36)
+            token = String(UInt64.random(in: 1...UInt64.max), radix: 36)
+            try sandbox.runSetup(
+                "pass init \"$K1\" >/dev/null\nins '\(entry)' '\(plaintext)\\nurl: https://plain.example\\n'\n"
+            )
+            let editors = [
+                ("edit-add", #"printf 'ADDED-%s\n' "$EDIT_TOKEN" >> "$1""#),
+                ("edit-change-fail", #"printf 'CHANGED-%s\n' "$EDIT_TOKEN" >> "$1"; exit 1"#),
+                ("edit-fail", "exit 1"),
+                ("edit-hang", #"printf '%s' "$1" > "$EDIT_READY"; exec sleep 60"#),
+            ]
+            for (name, script) in editors {
+                try TestFiles.write("#!/bin/sh\n" + script + "\n", to: sandbox.bin + "/" + name, mode: 0o755)
+            }
+        }
+
+        var readyFile: String { sandbox.directory + "/editor-ready" }
+
+        func environment(editor: String) -> [String: String] {
+            var environment = sandbox.baseEnvironment
+            environment["EDITOR"] = sandbox.bin + "/" + editor
+            environment["EDIT_TOKEN"] = token
+            environment["EDIT_READY"] = readyFile
+            return environment
+        }
+
+        func edit(with editor: String) throws -> ProcessResult {
+            try TestProcess.run(
+                ["coffer", "edit", entry], environment: environment(editor: editor), directory: sandbox.home,
+                timeout: 30)
+        }
+
+        /// Files under /dev/shm, `$TMPDIR`, the store and the sandbox holding the plaintext or the editor's
+        /// text, and files in /dev/shm or `$TMPDIR` named after the entry.
+        func traces() throws -> [String] {
+            let places = ["/dev/shm", sandbox.temporary, sandbox.store, sandbox.directory]
+            var found: [String] = []
+            for needle in [plaintext, "ADDED-" + token, "CHANGED-" + token] {
+                let grep = try TestProcess.run(
+                    ["grep", "-rlF", "--binary-files=text", "-D", "skip", "-e", needle] + places,
+                    environment: sandbox.baseEnvironment, timeout: 60)
+                found += grep.outputText.split(separator: "\n").map { "\($0) holds \(needle)" }
+            }
+            let leaf = String(entry.split(separator: "/").last!)
+            let names = try TestProcess.run(
+                ["find", "/dev/shm", sandbox.temporary, "-name", "*\(leaf)*"],
+                environment: sandbox.baseEnvironment)
+            found += names.outputText.split(separator: "\n").map { "\($0) is named after the entry" }
+            return Array(Set(found)).sorted()
+        }
+
+        /// The entry decrypted.
+        func stored() throws -> String {
+            try TestProcess.run(
+                ["gpg", "--batch", "--quiet", "-d", sandbox.store + "/" + entry + ".gpg"],
+                environment: sandbox.baseEnvironment
+            ).outputText
+        }
+    }
+
+    // Expectations are checked after the blocking work: issues must be recorded on the test's task.
+
+    @Test("After a successful edit")
+    func afterSuccess() async throws {
+        let (result, stored, traces, context) = try await BlockingGate.shared.run {
+            let context = try Context()
+            let result = try context.edit(with: "edit-add")
+            return (result, try context.stored(), try context.traces(), context.values)
+        }
+        #expect(result.status == 0, "\(result.errorText)")
+        #expect(stored == "\(context.plaintext)\nurl: https://plain.example\nADDED-\(context.token)\n")
+        #expect(traces == [])
+    }
+
+    @Test("After the editor fails, with and without changing the file")
+    func afterEditorFails() async throws {
+        for editor in ["edit-change-fail", "edit-fail"] {
+            let (result, traces) = try await BlockingGate.shared.run {
+                let context = try Context()
+                return (try context.edit(with: editor), try context.traces())
+            }
+            #expect(!result.timedOut, "\(editor)")
+            #expect(traces == [], "\(editor)")
+        }
+    }
+
+    @Test("After SIGTERM to coffer while the editor runs")
+    func afterTermination() async throws {
+        let outcome = try await BlockingGate.shared.run { () -> TerminationOutcome in
+            let context = try Context()
+            let pid = try TestProcess.start(
+                ["coffer", "edit", context.entry], environment: context.environment(editor: "edit-hang"),
+                directory: context.sandbox.home)
+            var ended = false
+            defer {
+                kill(-pid, SIGKILL)
+                if !ended { TestProcess.waitFor(pid) }
+            }
+            var outcome = TerminationOutcome()
+            let deadline = TestProcess.monotonicSeconds() + 20
+            while !TestFiles.exists(context.readyFile) && TestProcess.monotonicSeconds() < deadline {
+                usleep(50_000)
+            }
+            usleep(100_000)
+            guard let path = TestFiles.read(context.readyFile) else { return outcome }
+            outcome.editorStarted = true
+            outcome.temporaryFile = String(decoding: path, as: UTF8.self)
+            outcome.tracesWhileEditing = try context.traces()
+            kill(pid, SIGTERM)
+            let exitDeadline = TestProcess.monotonicSeconds() + 10
+            while outcome.status == nil && TestProcess.monotonicSeconds() < exitDeadline {
+                outcome.status = TestProcess.statusIfEnded(pid)
+                if outcome.status == nil { usleep(50_000) }
+            }
+            ended = outcome.status != nil
+            outcome.traces = try context.traces()
+            outcome.temporaryFileLeft = TestFiles.exists(outcome.temporaryFile)
+            outcome.stored = try context.stored()
+            outcome.plaintext = context.plaintext
+            return outcome
+        }
+        try #require(outcome.editorStarted, "the editor never ran")
+        #expect(!outcome.tracesWhileEditing.isEmpty, "the scan must see the plaintext while the editor runs")
+        #expect(outcome.status != nil, "coffer did not exit within 10 seconds of SIGTERM")
+        #expect(!outcome.temporaryFileLeft, "\(outcome.temporaryFile) is still there")
+        #expect(outcome.traces == [])
+        #expect(outcome.stored == "\(outcome.plaintext)\nurl: https://plain.example\n")
+    }
+
+    /// What the SIGTERM test saw.
+    struct TerminationOutcome: Sendable {
+        var editorStarted = false
+        var temporaryFile = ""
+        var tracesWhileEditing: [String] = []
+        var status: Int32?
+        var traces: [String] = []
+        var temporaryFileLeft = false
+        var stored = ""
+        var plaintext = ""
+    }
+}
+
+extension EditPlaintextTests.Context {
+    /// The values a test compares with, without the sandbox.
+    var values: (plaintext: String, token: String) { (plaintext, token) }
+}

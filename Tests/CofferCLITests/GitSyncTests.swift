@@ -1,0 +1,201 @@
+import Coffer
+import CofferTestSupport
+import Testing
+
+/// Three clones of one bare repository (all local), synced with `coffer sync` and its merge driver.
+@Suite("git sync and the entry merge driver")
+struct GitSyncTests {
+    let sandbox: GPGSandbox
+    let coffer: String
+    let remote: String
+
+    init() throws {
+        sandbox = try GPGSandbox()
+        coffer = try CofferBinary.path()
+        remote = sandbox.directory + "/remote.git"
+        try sandbox.check(["git", "init", "-q", "--bare", remote])
+    }
+
+    /// Runs coffer on the store at `store`, with coffer's folder on `PATH` for the merge driver.
+    @discardableResult
+    func run(_ store: String, _ arguments: [String], input: String = "") throws -> Subprocess.Output {
+        let folder = String(coffer[..<coffer.lastIndex(of: "/")!])
+        return try sandbox.run(
+            [coffer] + arguments, input: Array(input.utf8),
+            environment: [
+                "PASSWORD_STORE_DIR": store, "PATH": folder + ":" + (sandbox.environment["PATH"] ?? ""),
+            ])
+    }
+
+    @discardableResult
+    func check(_ store: String, _ arguments: [String], input: String = "") throws -> Subprocess.Output {
+        let output = try run(store, arguments, input: input)
+        #expect(output.status == 0, "coffer \(arguments.joined(separator: " ")): \(output.errorText)")
+        return output
+    }
+
+    func show(_ store: String, _ name: String) throws -> String {
+        try run(store, ["show", name]).outputText
+    }
+
+    /// The first clone: a store made by coffer and pushed.
+    func makeFirstClone() throws -> String {
+        let first = sandbox.directory + "/one"
+        try check(first, ["init", sandbox.keys[0].email])
+        try check(first, ["git", "init"])
+        try check(
+            first, ["insert", "-m", "site"], input: "MARK-pw\nlogin: MARK-alice\nurl: https://MARK-a\n")
+        try sandbox.check(["git", "-C", first, "remote", "add", "origin", "file://" + remote])
+        try check(first, ["sync"])
+        return first
+    }
+
+    func clone(_ name: String) throws -> String {
+        let path = sandbox.directory + "/" + name
+        try check(path, ["clone", "file://" + remote, "--path", path])
+        return path
+    }
+
+    /// Every byte of every file in the sandbox and every git object, searched for the test's plaintext.
+    func expectNoPlaintextAnywhere(_ stores: [String]) throws {
+        let found = try sandbox.run(["grep", "-rl", "MARK-", sandbox.directory]).outputText
+        #expect(found.isEmpty, "plaintext on disk: \(found)")
+        for repository in stores.map({ $0 + "/.git" }) + [remote] {
+            let objects = try sandbox.check([
+                "git", "--git-dir", repository, "cat-file", "--batch-all-objects", "--batch",
+            ])
+            #expect(!objects.outputText.contains("MARK-"), "plaintext in a git object of \(repository)")
+        }
+    }
+
+    @Test func differentFieldsMergeOnEveryClone() throws {
+        let one = try makeFirstClone()
+        let two = try clone("two")
+        let three = try clone("three")
+        try check(
+            one, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-bob\nurl: https://MARK-a\n")
+        try check(
+            two, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-alice\nurl: https://MARK-b\n")
+        try check(one, ["sync"])
+        let synced = try check(two, ["sync"])
+        #expect(synced.outputText.contains("Changed site"))
+        try check(one, ["sync"])
+        try check(three, ["sync"])
+        for store in [one, two, three] {
+            #expect(try show(store, "site") == "MARK-pw\nlogin: MARK-bob\nurl: https://MARK-b")
+        }
+        try expectNoPlaintextAnywhere([one, two, three])
+    }
+
+    @Test func sameFieldIsAReportedConflictThatEditResolves() throws {
+        let one = try makeFirstClone()
+        let two = try clone("two")
+        try check(
+            one, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-bob\nurl: https://MARK-a\n")
+        try check(
+            two, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-carol\nurl: https://MARK-a\n")
+        try check(one, ["sync"])
+        let conflicted = try run(two, ["sync"])
+        #expect(conflicted.status == 1)
+        #expect(conflicted.errorText.contains("Conflict in site"))
+        let shown = try run(two, ["show", "site"])
+        #expect(shown.outputText.contains("<<<<<<< ours"))
+        #expect(shown.errorText.contains("conflict"))
+        #expect(try sandbox.check(["git", "-C", two, "status", "--porcelain"]).outputText.isEmpty)
+
+        let editor = sandbox.directory + "/resolve.sh"
+        // The script spells the marker in two halves, so that the scan below does not find it in the script.
+        try
+            "#!/bin/sh\nm=MA; m=${m}RK-\nprintf \"${m}pw\\nlogin: ${m}carol\\nurl: https://${m}a\\n\" > \"$1\"\n"
+            .write(toFile: editor)
+        try sandbox.check(["chmod", "+x", editor])
+        let edited = try sandbox.run(
+            [coffer, "edit", "site"],
+            environment: ["PASSWORD_STORE_DIR": two, "EDITOR": editor])
+        #expect(edited.status == 0, "\(edited.errorText)")
+        try check(two, ["sync"])
+        try check(one, ["sync"])
+        #expect(try show(one, "site") == "MARK-pw\nlogin: MARK-carol\nurl: https://MARK-a")
+        try expectNoPlaintextAnywhere([one, two])
+    }
+
+    @Test func renameOnOneSideEditOnTheOtherKeepsBoth() throws {
+        let one = try makeFirstClone()
+        let two = try clone("two")
+        try check(one, ["mv", "site", "renamed/site"])
+        try check(
+            two, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-alice\nurl: https://MARK-c\n")
+        try check(one, ["sync"])
+        try check(two, ["sync"])
+        try check(one, ["sync"])
+        for store in [one, two] {
+            #expect(try show(store, "renamed/site") == "MARK-pw\nlogin: MARK-alice\nurl: https://MARK-c")
+            #expect(try run(store, ["show", "site"]).status == 1)
+        }
+        try expectNoPlaintextAnywhere([one, two])
+    }
+
+    @Test func deletionAgainstEditKeepsTheEditAndSaysSo() throws {
+        let one = try makeFirstClone()
+        let two = try clone("two")
+        try check(one, ["rm", "-f", "site"])
+        try check(
+            two, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-dave\nurl: https://MARK-a\n")
+        try check(one, ["sync"])
+        let kept = try check(two, ["sync"])
+        #expect(kept.outputText.contains("Kept site"))
+        try check(one, ["sync"])
+        #expect(try show(one, "site") == "MARK-pw\nlogin: MARK-dave\nurl: https://MARK-a")
+        try expectNoPlaintextAnywhere([one, two])
+    }
+
+    @Test func cloneWorksWithPassAndGitAlone() throws {
+        _ = try makeFirstClone()
+        let two = try clone("two")
+        let shown = try sandbox.check(["pass", "show", "site"], environment: ["PASSWORD_STORE_DIR": two])
+        #expect(shown.outputText == "MARK-pw\nlogin: MARK-alice\nurl: https://MARK-a")
+        try sandbox.check(
+            ["pass", "insert", "-e", "from-pass"], input: Array("MARK-x\n".utf8),
+            environment: ["PASSWORD_STORE_DIR": two])
+        let log = try sandbox.check(["git", "-C", two, "log", "--format=%s", "-1"]).outputText
+        #expect(log == "Add given password for from-pass to store.")
+        #expect(try sandbox.check(["git", "-C", two, "push", "-q"]).status == 0)
+    }
+
+    @Test func storeWithoutRemoteSaysSoAndSucceeds() throws {
+        let lonely = sandbox.directory + "/lonely"
+        try check(lonely, ["init", sandbox.keys[0].email])
+        try check(lonely, ["git", "init"])
+        let output = try check(lonely, ["sync"])
+        #expect(output.outputText == "The password store has no git remote; nothing to sync.")
+    }
+
+    @Test func offlineRemoteLosesNothing() throws {
+        let one = try makeFirstClone()
+        try sandbox.check([
+            "git", "-C", one, "remote", "set-url", "origin", "file://" + sandbox.directory + "/gone.git",
+        ])
+        try check(
+            one, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-eve\nurl: https://MARK-a\n")
+        let output = try run(one, ["sync"])
+        #expect(output.status == 1)
+        #expect(output.errorText.contains("cannot reach the remote"))
+        #expect(try show(one, "site") == "MARK-pw\nlogin: MARK-eve\nurl: https://MARK-a")
+    }
+
+    @Test func historyShowRevisionAndRestoreFollowRenames() throws {
+        let one = try makeFirstClone()
+        try check(one, ["insert", "-m", "-f", "site"], input: "MARK-v2\n")
+        try check(one, ["mv", "site", "moved"])
+        let history = try check(one, ["history", "moved"]).outputText.split(separator: "\n")
+        #expect(history.count == 3)
+        #expect(history.first?.hasSuffix("Rename site to moved.") == true)
+        #expect(history.last?.hasSuffix("Add given password for site to store.") == true)
+        let firstHash = String(history.last!.split(separator: " ")[0])
+        let old = try check(one, ["show", "--revision", firstHash, "moved"]).outputText
+        #expect(old == "MARK-pw\nlogin: MARK-alice\nurl: https://MARK-a")
+        #expect(try check(one, ["show", "-r", "HEAD~1", "moved"]).outputText == "MARK-v2")
+        try check(one, ["restore", "--revision", firstHash, "moved"])
+        #expect(try show(one, "moved") == "MARK-pw\nlogin: MARK-alice\nurl: https://MARK-a")
+    }
+}
