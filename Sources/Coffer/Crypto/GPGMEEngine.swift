@@ -317,7 +317,7 @@ private final class Context {
         let status = gpgme_new(&context)
         guard status == 0, let context else { throw GPGError(status, while: "starting GPGME") }
         handle = context
-        gpgme_set_armor(handle, 0)
+        gpgme_set_armor(handle, options.armor ? 1 : 0)
         if let home = options.homeDirectory {
             let status = gpgme_ctx_set_engine_info(handle, GPGME_PROTOCOL_OpenPGP, nil, home)
             if status != 0 { throw GPGError(status, while: "using --homedir \(home)") }

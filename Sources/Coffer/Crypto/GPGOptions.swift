@@ -1,12 +1,15 @@
 /// The parts of `PASSWORD_STORE_GPG_OPTS` that the GPGME engine can express.
 ///
-/// gpg options are words; `--homedir DIR`, `--trust-model always` (also `--always-trust`) are applied.
+/// gpg options are words; `--homedir DIR`, `--trust-model always` (also `--always-trust`) and `--armor`
+/// are applied.
 /// Every other word is kept in ``ignored`` so that the CLI can say that it was not applied.
 public struct GPGOptions: Sendable, Equatable {
     /// The keyring folder (`--homedir`); `nil` means `GNUPGHOME` or `~/.gnupg`.
     public var homeDirectory: String?
     /// Whether recipients are used whatever their trust (`--trust-model always`).
     public var alwaysTrust: Bool
+    /// Whether ciphertext is written ASCII-armored (`--armor`, `-a`).
+    public var armor = false
     /// Options that GPGME cannot express and that are therefore not applied.
     public var ignored: [String]
 
@@ -37,6 +40,10 @@ public struct GPGOptions: Sendable, Equatable {
                 if model != "always" { ignored.append("--trust-model \(model)") }
             } else if word == "--always-trust" {
                 alwaysTrust = true
+            } else if word == "--armor" || word == "-a" {
+                armor = true
+            } else if word == "--no-armor" {
+                armor = false
             } else if ["--quiet", "--yes", "--batch", "--no-tty", "--compress-algo=none", "--no-encrypt-to"]
                 .contains(word)
             {

@@ -7,6 +7,9 @@ enum OpenPGPPackets {
     ///
     /// Returns `nil` when the bytes do not start with OpenPGP packets.
     static func recipientKeyIDs(_ message: [UInt8]) -> Set<String>? {
+        if message.starts(with: Array("-----BEGIN PGP MESSAGE-----".utf8)) {
+            return dearmored(message).flatMap(recipientKeyIDs)
+        }
         var ids = Set<String>()
         var offset = 0
         while offset < message.count {
@@ -54,5 +57,38 @@ enum OpenPGPPackets {
     private static func hexByte(_ byte: UInt8) -> String {
         let digits = Array("0123456789ABCDEF")
         return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]])
+    }
+
+    /// The binary packets of an ASCII-armored message (headers and checksum skipped), or `nil`.
+    static func dearmored(_ text: [UInt8]) -> [UInt8]? {
+        let lines = text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { line in
+            line.last == UInt8(ascii: "\r") ? line.dropLast() : line
+        }
+        // After the BEGIN line come optional "Key: value" headers, then one blank line, then base64.
+        guard let blank = lines.firstIndex(where: \.isEmpty) else { return nil }
+        var bits: UInt32 = 0
+        var count = 0
+        var output: [UInt8] = []
+        for line in lines[(blank + 1)...] {
+            if line.first == UInt8(ascii: "=") || line.starts(with: Array("-----".utf8)) { break }
+            for byte in line {
+                let value: UInt32
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = UInt32(byte - 65)
+                case UInt8(ascii: "a")...UInt8(ascii: "z"): value = UInt32(byte - 97 + 26)
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt32(byte - 48 + 52)
+                case UInt8(ascii: "+"): value = 62
+                case UInt8(ascii: "/"): value = 63
+                default: continue
+                }
+                bits = bits << 6 | value
+                count += 6
+                if count >= 8 {
+                    count -= 8
+                    output.append(UInt8((bits >> UInt32(count)) & 0xff))
+                }
+            }
+        }
+        return output.isEmpty ? nil : output
     }
 }

@@ -94,3 +94,21 @@ struct GPGMEEngineTests {
         }
     }
 }
+
+@Suite("Armored output")
+struct ArmorTests {
+    @Test func armorOptionWritesArmoredFilesWhoseKeysAreStillRead() throws {
+        let sandbox = try GPGSandbox()
+        let engine = GPGMEEngine(options: GPGOptions(homeDirectory: sandbox.gnupgHome))
+        var armored = engine.options
+        armored.armor = true
+        let armoredEngine = GPGMEEngine(options: armored)
+        let text = try armoredEngine.encrypt(SecureBytes(string: "armored"), to: [sandbox.keys[0].email])
+        #expect(text.starts(with: Array("-----BEGIN PGP MESSAGE-----".utf8)))
+        #expect(try engine.decrypt(text).string == "armored")
+        let binary = try engine.encrypt(SecureBytes(string: "armored"), to: [sandbox.keys[0].email])
+        #expect(OpenPGPPackets.recipientKeyIDs(text) == OpenPGPPackets.recipientKeyIDs(binary))
+        #expect(GPGOptions(parsing: "--armor").armor)
+        #expect(GPGOptions(parsing: "--armor").ignored.isEmpty)
+    }
+}
