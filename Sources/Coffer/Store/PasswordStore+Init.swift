@@ -77,7 +77,10 @@ extension PasswordStore {
             }
             var wantedByRecipients: [[String]: Set<String>] = [:]
             var jobs: [Job] = []
-            for file in try Self.entryFiles(at: path) {
+            let files = try Self.entryFiles(at: path)
+            // What an interrupted run left behind goes first (we hold the lock: no write is in flight).
+            for folder in Set(files.map(FileSystem.parent(of:))) { removeStrayTemporaryFiles(in: folder) }
+            for file in files {
                 let relative = String(file.dropFirst(root.count + 1))
                 let recipients = try recipients(forFolder: Self.folder(of: relative))
                 try verifyRecipientsFile(recipients.file)
