@@ -10,9 +10,9 @@ import Dispatch
 ///
 /// Work goes in windows of a few items per worker, so memory stays bounded whatever the number of
 /// items, and `consume` sees results in the order of `items`, one at a time, on the calling thread.
-enum Parallel {
+public enum Parallel {
     /// The number of workers: the online processors (`COFFER_JOBS` overrides), at least 1.
-    static var workerCount: Int {
+    public static var workerCount: Int {
         if let value = environmentValue("COFFER_JOBS").flatMap(Int.init), value > 0 { return value }
         return max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
     }
@@ -21,7 +21,7 @@ enum Parallel {
     ///
     /// Errors thrown by `transform` are handed to `consume` as failed results; an error thrown by
     /// `consume` stops the run after the current window.
-    static func forEach<Item: Sendable, Output>(
+    public static func forEach<Item: Sendable, Output>(
         _ items: [Item], workers: Int = workerCount, window: Int? = nil,
         transform: @Sendable (Item) throws -> Output,
         consume: (Int, Result<Output, any Error>) throws -> Void

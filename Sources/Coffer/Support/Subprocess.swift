@@ -44,6 +44,15 @@ public struct Subprocess: Sendable {
 
     /// Runs the program with `input` on its standard input and collects its output.
     public func run(input: [UInt8] = []) throws -> Output {
+        try input.withUnsafeBytes { try run(inputBytes: $0) }
+    }
+
+    /// Runs the program with a secret on its standard input, never copying it out of `input`.
+    public func run(input: SecureBytes) throws -> Output {
+        try input.withUnsafeBytes { try run(inputBytes: $0) }
+    }
+
+    private func run(inputBytes input: UnsafeRawBufferPointer) throws -> Output {
         var inputPipe: [Int32] = [-1, -1]
         var outputPipe: [Int32] = [-1, -1]
         var errorPipe: [Int32] = [-1, -1]
@@ -89,7 +98,7 @@ public struct Subprocess: Sendable {
                 }
             }
             if pending > 0, let last = descriptors.last, last.revents != 0 {
-                let count = input.withUnsafeBytes { write(inputPipe[1], $0.baseAddress! + written, pending) }
+                let count = write(inputPipe[1], input.baseAddress! + written, pending)
                 if count > 0 {
                     written += count
                     pending -= count

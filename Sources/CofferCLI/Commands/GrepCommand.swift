@@ -18,49 +18,68 @@ enum GrepCommand {
         invocation.warnAboutUnappliedGPGOptions(encrypting: false)
         let store = invocation.store
         let prefix = invocation.prefix
+        var files: [String] = []
         var walker = FindWalker()
-        walker.walk(prefix) { file in
-            guard let ciphertextName = entryName(of: file, prefix: prefix) else { return }
-            // gpg's own words for the files find lists but gpg cannot read; grep still runs, on nothing.
-            var plaintext = SecureBytes([])
-            var decrypted = false
-            if FileKind.isDirectory(file) {
-                standardError.write(
-                    "gpg: \(file): read error: Is a directory\ngpg: decrypt_message failed: Unknown system error\n"
-                )
-            } else if !FileKind.exists(file) {
-                standardError.line(GPGMessages.cannotOpen(file))
-            } else {
-                do {
-                    plaintext = try store.engine.decrypt(readFile(file))
-                    decrypted = true
-                } catch let error as GPGError {
-                    standardError.line(GPGMessages.decryptionFailure(error))
-                } catch {
-                    standardError.line("Error: \(error)")
-                }
-            }
-            let output: Subprocess.Output
-            do {
-                output = try Subprocess(["grep", "--color=always"] + arguments).run(input: plaintext.bytes)
-            } catch {
+        walker.walk(prefix) { files.append($0) }
+        // Decrypting and grepping run on every core; results are printed in find's order.
+        let engine = store.engine
+        try Parallel.forEach(files) { file in
+            try search(file, engine: engine, arguments: arguments)
+        } consume: { index, result in
+            guard case .success(let found) = result else {
                 standardError.line("\(invocation.program): grep: command not found")
                 return
             }
-            standardError.write(bytes: output.standardError)
-            guard decrypted && output.status == 0 else { return }
-            var name = ciphertextName
+            if let diagnostic = found.diagnostic { standardError.line(diagnostic) }
+            standardError.write(bytes: found.grep.standardError)
+            guard found.decrypted && found.grep.status == 0,
+                var name = entryName(of: files[index], prefix: prefix)
+            else { return }
             if name.hasSuffix(".gpg") { name.removeLast(4) }
             var folder = ""
             if let slash = name.lastIndex(of: "/") {
                 folder = String(name[...slash])
                 name = String(name[name.index(after: slash)...])
             }
-            var results = output.standardOutput.filter { $0 != 0 }
+            var results = found.grep.standardOutput.filter { $0 != 0 }
             while results.last == UInt8(ascii: "\n") { results.removeLast() }
             standardOutput.write(
                 bytes: Array("\u{1b}[94m\(folder)\u{1b}[1m\(name)\u{1b}[0m:\n".utf8) + results + [10])
         }
+    }
+
+    /// What searching one file gave: grep's output, whether it decrypted, and gpg's words when not.
+    private struct Found {
+        var grep: Subprocess.Output
+        var decrypted: Bool
+        var diagnostic: String?
+    }
+
+    /// Decrypts one file and runs grep on the plaintext (on its standard input, never in a file).
+    @Sendable private static func search(
+        _ file: String, engine: any CryptoEngine, arguments: [String]
+    ) throws -> Found {
+        // gpg's own words for the files find lists but gpg cannot read; grep still runs, on nothing.
+        var plaintext = SecureBytes([])
+        var decrypted = false
+        var diagnostic: String?
+        if FileKind.isDirectory(file) {
+            diagnostic =
+                "gpg: \(file): read error: Is a directory\ngpg: decrypt_message failed: Unknown system error"
+        } else if !FileKind.exists(file) {
+            diagnostic = GPGMessages.cannotOpen(file)
+        } else {
+            do {
+                plaintext = try engine.decrypt(readFile(file))
+                decrypted = true
+            } catch let error as GPGError {
+                diagnostic = GPGMessages.decryptionFailure(error)
+            } catch {
+                diagnostic = "Error: \(error)"
+            }
+        }
+        let grep = try Subprocess(["grep", "--color=always"] + arguments).run(input: plaintext)
+        return Found(grep: grep, decrypted: decrypted, diagnostic: diagnostic)
     }
 
     /// `${passfile#$PREFIX/}`.
