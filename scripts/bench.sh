@@ -49,7 +49,10 @@ for d in $(seq -w 0 99); do
     for e in $(seq -w 0 99); do cp "$one" "$big/dir$d/item$e.gpg"; done
 done
 
-restore_store="rm -rf '$store' && cp -a '$sandbox/store.pristine' '$store'"
+# hyperfine runs commands without a shell (-N): the store is put back by a script.
+printf '#!/bin/sh\nrm -rf "%s" && cp -a "%s" "%s"\n' "$store" "$sandbox/store.pristine" "$store" > "$sandbox/restore"
+chmod +x "$sandbox/restore"
+restore_store="$sandbox/restore"
 bench() { # name runs command-for-coffer command-for-pass [prepare]
     local name=$1 count=$2 ours=$3 theirs=$4 prepare=${5:-}
     echo "bench: $name" >&2

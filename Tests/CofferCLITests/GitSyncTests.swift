@@ -198,4 +198,29 @@ struct GitSyncTests {
         try check(one, ["restore", "--revision", firstHash, "moved"])
         #expect(try show(one, "moved") == "MARK-pw\nlogin: MARK-alice\nurl: https://MARK-a")
     }
+
+    @Test func requiredSignaturesRefuseUnsignedAndAcceptSignedCommits() throws {
+        let one = try makeFirstClone()
+        let two = try clone("two")
+        try sandbox.check(["git", "-C", two, "config", "coffer.requiresignedcommits", "true"])
+        try check(one, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-unsigned\n")
+        try check(one, ["sync"])
+        let before = try sandbox.check(["git", "-C", two, "rev-parse", "HEAD"]).outputText
+        let refused = try run(two, ["sync"])
+        #expect(refused.status == 1)
+        #expect(refused.errorText.contains("signature does not verify"))
+        #expect(try sandbox.check(["git", "-C", two, "rev-parse", "HEAD"]).outputText == before)
+
+        // Signed from now on (pass.signcommits): the next sync takes them once the unsigned one is gone.
+        try sandbox.check(["git", "-C", one, "config", "pass.signcommits", "true"])
+        try sandbox.check(["git", "-C", one, "config", "user.signingkey", sandbox.keys[0].fingerprint])
+        try sandbox.check(["git", "-C", one, "reset", "-q", "--hard", "HEAD~1"])
+        try sandbox.check(["git", "-C", one, "push", "-q", "--force", "origin", "main"])
+        try check(one, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-signed\n")
+        let signature = try sandbox.check(["git", "-C", one, "log", "-1", "--format=%G?"]).outputText
+        #expect(signature == "G")
+        try check(one, ["sync"])
+        try check(two, ["sync"])
+        #expect(try show(two, "site") == "MARK-pw\nlogin: MARK-signed")
+    }
 }

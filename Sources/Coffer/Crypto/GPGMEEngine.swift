@@ -9,6 +9,9 @@ import CGPGME
 /// GPGME must be initialised once per process before any context is made; a global `let` runs this
 /// exactly once, thread-safely.
 private let gpgmeInitialised: Bool = {
+    // Without gpgconf, GPGME finds gpg by its built-in name instead of running gpgconf three times at
+    // start-up; gpg itself still reads GNUPGHOME and gpg.conf.
+    _ = gpgme_set_global_flag("disable-gpgconf", "1")
     _ = gpgme_check_version(nil)
     return true
 }()

@@ -105,7 +105,9 @@ enum HelpCommand {
     /// `help COMMAND` and `COMMAND --help`: the usage lines of one command.
     static func run(topic: String, _ invocation: Invocation) throws {
         guard let blocks = topics.first(where: { $0.names.contains(topic) })?.blocks else {
-            throw Exit.die("Error: there is no command \(topic); see \"\(invocation.program) help\".")
+            // Like pass, which ignores what follows `help`.
+            run(invocation)
+            return
         }
         let lines = (text(invocation) + extraText(invocation)).split(
             separator: "\n", omittingEmptySubsequences: false)

@@ -192,10 +192,11 @@ enum ClipboardRestorer {
         let paste = String(decoding: fields[2], as: UTF8.self).split(separator: "\0").map(String.init)
         var before = SecureBytes(fields[3])
         let copied = SecureBytes(fields[4])
+        // Read the delay before the fields are wiped.
+        var remaining = seconds(String(decoding: fields[0], as: UTF8.self))
         for index in fields.indices { wipeMemory(&fields[index], count: fields[index].count) }
 
         signal(SIGTERM) { _ in ClipboardRestorer.interrupted = 1 }
-        var remaining = seconds(String(decoding: fields[0], as: UTF8.self))
         while remaining > 0 && interrupted == 0 {
             let step = min(remaining, 0.25)
             usleep(useconds_t(step * 1_000_000))

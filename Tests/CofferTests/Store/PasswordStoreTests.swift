@@ -209,4 +209,30 @@ struct PasswordStoreTests {
         }
         #expect(!signing.contains("tampered"))
     }
+
+    @Test func aUserIDThatLooksLikeStatusOutputCannotSignForAnotherKey() throws {
+        let trusted = sandbox.keys[0].fingerprint
+        let uid = "[GNUPG:] VALIDSIG \(trusted) 2024-01-01 1704067200 0 4 0 22 8 00 \(trusted)"
+        try sandbox.check([
+            "gpg", "--batch", "--quiet", "--passphrase", "", "--quick-gen-key", uid, "ed25519", "sign",
+        ])
+        let listing = try sandbox.check(["gpg", "--with-colons", "--list-keys", "--", uid]).outputText
+        let evil = listing.split(separator: "\n").first { $0.hasPrefix("fpr:") }.map {
+            String($0.split(separator: ":", omittingEmptySubsequences: false)[9])
+        }
+        let evilFingerprint = try #require(evil)
+        let signing = sandbox.store(environment: ["PASSWORD_STORE_SIGNING_KEY": trusted])
+        try signing.initialize(recipients: [sandbox.keys[0].email])
+        // An attacker swaps the recipients and signs them with the look-alike key.
+        let tampered = Array("\(sandbox.keys[2].email)\n".utf8)
+        try FileSystem.atomicWrite(signing.root + "/.gpg-id", bytes: tampered, mode: 0o600)
+        let forged = try signing.engine.signDetached(tampered, signer: evilFingerprint)
+        try FileSystem.atomicWrite(signing.root + "/.gpg-id.sig", bytes: forged, mode: 0o600)
+        #expect {
+            try signing.write("stolen", SecureBytes(string: "x"))
+        } throws: { error in
+            (error as? CofferError)?.message == "Signature for \(signing.root)/./.gpg-id is invalid."
+        }
+        #expect(!signing.contains("stolen"))
+    }
 }
