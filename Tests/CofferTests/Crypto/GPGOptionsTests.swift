@@ -4,10 +4,10 @@ import Testing
 
 @Suite struct GPGOptionsTests {
     @Test func parsesHomedirAndTrustModel() {
-        let options = GPGOptions(parsing: "--homedir /x/y --trust-model=always --armor")
+        let options = GPGOptions(parsing: "--homedir /x/y --trust-model=always --rfc2440")
         #expect(options.homeDirectory == "/x/y")
         #expect(options.alwaysTrust)
-        #expect(options.ignored == ["--armor"])
+        #expect(options.ignored == ["--rfc2440"])
     }
 
     @Test func groupsFromGPGConf() {
