@@ -23,8 +23,9 @@ echo "bench: keys" >&2
 gpg --batch --quiet --passphrase '' --quick-gen-key 'Bench Curve <curve@bench.test>' ed25519 sign never
 curve=$(gpg --with-colons --list-keys curve@bench.test | awk -F: '/^fpr/ {print $10; exit}')
 gpg --batch --quiet --passphrase '' --quick-add-key "$curve" cv25519 encr never
-gpg --batch --quiet --passphrase '' --quick-gen-key 'Bench RSA <rsa@bench.test>' rsa3072 default never
+gpg --batch --quiet --passphrase '' --quick-gen-key 'Bench RSA <rsa@bench.test>' rsa3072 sign never
 rsa=$(gpg --with-colons --list-keys rsa@bench.test | awk -F: '/^fpr/ {print $10; exit}')
+gpg --batch --quiet --passphrase '' --quick-add-key "$rsa" rsa3072 encr never
 
 # A store of 1,000 entries in 10 folders, one folder ("team") with its own recipients for mv.
 echo "bench: stores" >&2

@@ -30,6 +30,8 @@ public enum CofferCLI {
     /// write there too.
     public static func main(_ arguments: [String]) -> Int32 {
         ProcessHardening.disableCoreDumps()
+        // A file-size limit (a full disk) then fails the write with EFBIG instead of killing the process.
+        signal(SIGXFSZ, SIG_IGN)
         setlocale(LC_ALL, "")
         if ClipboardRestorer.isRestoreInvocation(arguments) {
             return ClipboardRestorer.run()

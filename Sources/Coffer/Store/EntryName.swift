@@ -17,6 +17,23 @@ public enum EntryName {
         }
     }
 
+    /// Checks a name the store is about to create: besides ``validate(_:)``, no control characters
+    /// (a newline in a file name breaks every tool that reads names line by line) and no component
+    /// longer than the 255 bytes a file name may have.
+    public static func validateNew(_ name: String) throws {
+        try validate(name)
+        if name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) {
+            throw CofferError(
+                .invalidName, "entry names cannot contain a control character (newline, tab, ...)")
+        }
+        for component in name.utf8.split(separator: UInt8(ascii: "/")) where component.count + 4 > 255 {
+            throw CofferError(
+                .invalidName,
+                "a part of an entry name is longer than 251 bytes (255 with .gpg): "
+                    + String(decoding: component.prefix(16), as: UTF8.self) + "...")
+        }
+    }
+
     /// A name with any trailing slashes removed (`web/` is the folder `web`).
     static func trimmed(_ name: String) -> String {
         var name = name

@@ -100,7 +100,7 @@ extension PasswordStore {
         onEvent: (StoreEvent) -> Void
     ) throws {
         try EntryName.validate(source)
-        try EntryName.validate(destination)
+        try EntryName.validateNew(destination)
         var oldPath = root + "/" + EntryName.trimmed(source)
         var oldFolder = oldPath
         let oldIsFolder =

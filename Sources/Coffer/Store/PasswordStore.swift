@@ -186,7 +186,7 @@ public struct PasswordStore: Sendable {
     /// (by default pass's `Add given password for NAME to store.`).
     public func write(_ name: String, _ contents: SecureBytes, commitMessage: String? = nil) throws {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
-            try EntryName.validate(name)
+            try EntryName.validateNew(name)
             guard !name.isEmpty, !name.hasSuffix("/") else {
                 throw CofferError(.invalidName, "an entry needs a name")
             }

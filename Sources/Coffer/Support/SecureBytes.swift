@@ -105,12 +105,44 @@ final class SecureByteSink {
 
     /// Moves the collected bytes into a ``SecureBytes`` and empties the sink.
     func finish() -> SecureBytes {
+        SecureBytes(adopting: finishStorage())
+    }
+
+    /// Moves the collected bytes into a new exact-size allocation for a ``SecureBytes`` to adopt.
+    func finishStorage() -> UnsafeMutableRawBufferPointer {
         let result = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
         result.baseAddress!.copyMemory(from: buffer.baseAddress!, byteCount: count)
         wipeMemory(buffer.baseAddress, count: count)
-        let secure = SecureBytes(
-            adopting: UnsafeMutableRawBufferPointer(start: result.baseAddress, count: count))
-        count = 0
-        return secure
+        defer { count = 0 }
+        return UnsafeMutableRawBufferPointer(start: result.baseAddress, count: count)
+    }
+}
+
+extension SecureBytes {
+    /// Reads a whole file into wiped-on-free memory (every intermediate buffer is wiped too).
+    ///
+    /// - Throws: ``CofferError/Code/io`` naming the path when it cannot be opened or read.
+    public convenience init(contentsOfFile path: String) throws {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileSystem.error("cannot open", path) }
+        defer { close(descriptor) }
+        let sink = SecureByteSink()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        defer { wipeMemory(&chunk, count: chunk.count) }
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 { throw FileSystem.error("cannot read", path) }
+            if count == 0 { break }
+            chunk.withUnsafeBytes { sink.append($0.baseAddress!, length: count) }
+        }
+        self.init(adopting: sink.finishStorage())
+    }
+}
+
+extension CryptoEngine {
+    /// Decrypts the OpenPGP message in the file at `path`.
+    public func decrypt(fileAt path: String) throws -> SecureBytes {
+        try decrypt(FileSystem.readFile(path))
     }
 }

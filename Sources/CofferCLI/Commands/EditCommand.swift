@@ -97,19 +97,6 @@ enum EditCommand {
     /// The file's bytes, or `nil` when it is not a regular file (`[[ -f ]]`) or cannot be read.
     private static func readFile(_ path: String) -> SecureBytes? {
         guard FileKind.isFile(path) else { return nil }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        defer { wipeMemory(&bytes, count: bytes.count) }
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        defer { wipeMemory(&chunk, count: chunk.count) }
-        while true {
-            let count = read(descriptor, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            bytes += chunk[0..<count]
-        }
-        return SecureBytes(bytes)
+        return try? SecureBytes(contentsOfFile: path)
     }
 }

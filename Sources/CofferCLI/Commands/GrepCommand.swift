@@ -70,7 +70,7 @@ enum GrepCommand {
             diagnostic = GPGMessages.cannotOpen(file)
         } else {
             do {
-                plaintext = try engine.decrypt(readFile(file))
+                plaintext = try engine.decrypt(fileAt: file)
                 decrypted = true
             } catch let error as GPGError {
                 diagnostic = GPGMessages.decryptionFailure(error)
@@ -85,26 +85,6 @@ enum GrepCommand {
     /// `${passfile#$PREFIX/}`.
     private static func entryName(of file: String, prefix: String) -> String? {
         file.hasPrefix(prefix + "/") ? String(file.dropFirst(prefix.count + 1)) : file
-    }
-
-    private static func readFile(_ path: String) throws -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw CofferError(.io, "cannot open \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(descriptor) }
-        var result: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = read(descriptor, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 {
-                throw CofferError(.io, "cannot read \(path): \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { break }
-            result += chunk[0..<count]
-        }
-        return result
     }
 }
 

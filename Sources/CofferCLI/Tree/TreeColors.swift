@@ -93,9 +93,10 @@ struct TreeColors {
             if mode & S_ISUID != 0, let code = sequence(.setUID) { return code }
             if mode & S_ISGID != 0, let code = sequence(.setGID) { return code }
             if mode & (S_IXUSR | S_IXGRP | S_IXOTH) != 0, let code = sequence(.executable) { return code }
-            for (ending, code) in extensions {
-                let tail = name.count > ending.count ? Array(name.suffix(ending.count)) : name
-                if tail == ending { return codes[.leftCode]! + code + codes[.rightCode]! }
+            // tree compares the name's last bytes with each ending; no copies here, as this runs per file.
+            for (ending, code) in extensions
+            where name.count >= ending.count && name.suffix(ending.count).elementsEqual(ending) {
+                return codes[.leftCode]! + code + codes[.rightCode]!
             }
             return sequence(.file)
         default:

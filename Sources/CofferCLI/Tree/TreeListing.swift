@@ -219,19 +219,14 @@ struct TreeListing {
     }
 
     private func sorted(_ items: [Item]) -> [Item] {
-        items.sorted { left, right in
-            var left = left.name + [0]
-            var right = right.name + [0]
-            return left.withUnsafeMutableBufferPointer { a in
-                right.withUnsafeMutableBufferPointer { b in
-                    a.baseAddress!.withMemoryRebound(to: CChar.self, capacity: a.count) { x in
-                        b.baseAddress!.withMemoryRebound(to: CChar.self, capacity: b.count) { y in
-                            strcoll(x, y) < 0
-                        }
-                    }
-                }
+        // NUL-terminated copies made once, not in every comparison; the sort moves indices, not items.
+        let keys: [[CChar]] = items.map { $0.name.map { CChar(bitPattern: $0) } + [0] }
+        let order = keys.indices.sorted { left, right in
+            keys[left].withUnsafeBufferPointer { a in
+                keys[right].withUnsafeBufferPointer { b in strcoll(a.baseAddress!, b.baseAddress!) < 0 }
             }
         }
+        return order.map { items[$0] }
     }
 
     /// Where a folder item leads: its own path, or (for a link) the link's target.

@@ -1,0 +1,117 @@
+import Coffer
+import CofferTestSupport
+import Testing
+
+/// Bad input gets a short, clear message on stderr, a non-zero exit, and leaves the store exactly as it was.
+@Suite("Bad input leaves the store untouched")
+struct BadInputTests {
+    /// One bad request: what to prepare, the command, its standard input and the words its error must use.
+    struct Case: Sendable, CustomStringConvertible {
+        let description: String
+        var prepare: String = ""
+        let arguments: [String]
+        var input: String = ""
+        let mentions: String
+        var shell: String?
+    }
+
+    static let cases: [Case] = [
+        Case(
+            description: "name with a newline", arguments: ["insert", "-e", "bad\nname"], input: "x\n",
+            mentions: "control character"),
+        Case(
+            description: "name with a tab", arguments: ["insert", "-e", "bad\tname"], input: "x\n",
+            mentions: "control character"),
+        Case(
+            description: "name component over 255 bytes",
+            arguments: [
+                "insert", "-e", String(repeating: "n", count: 300),
+            ], input: "x\n", mentions: "255"),
+        Case(
+            description: "sneaky path", arguments: ["insert", "-e", "../outside"], input: "x\n",
+            mentions: "sneaky path"),
+        Case(
+            description: "write through a symlink leaving the store",
+            prepare: "ln -s \"$SANDBOX\" \"$STORE/escape\"", arguments: ["insert", "-e", "escape/x"],
+            input: "x\n",
+            mentions: "outside the password store"),
+        Case(
+            description: "zero-length entry", prepare: ": > \"$STORE/empty.gpg\"",
+            arguments: ["show", "empty"],
+            mentions: "gpg"),
+        Case(
+            description: "truncated entry", prepare: "head -c 40 \"$STORE/good.gpg\" > \"$STORE/cut.gpg\"",
+            arguments: ["show", "cut"], mentions: "gpg"),
+        Case(
+            description: "corrupt entry", prepare: "printf 'not openpgp' > \"$STORE/junk.gpg\"",
+            arguments: ["show", "junk"], mentions: "gpg"),
+        Case(
+            description: "entry for someone else's key",
+            prepare: "printf 'x' | gpg -q --batch -e -r \"$OTHER\" -o \"$STORE/theirs.gpg\" && "
+                + "gpg --batch --yes --delete-secret-keys \"$OTHER\"",
+            arguments: ["show", "theirs"], mentions: "secret key"),
+        Case(
+            description: ".gpg-id naming an unknown key",
+            prepare: "echo nobody@nowhere.test > \"$STORE/.gpg-id\"",
+            arguments: ["insert", "-e", "new"], input: "x\n", mentions: "nobody@nowhere.test"),
+        Case(
+            description: "agent that cannot start",
+            prepare: "gpgconf --kill all; echo 'agent-program /bin/false' >> \"$GNUPGHOME/gpg.conf\"",
+            arguments: ["show", "good"], mentions: "gpg"),
+        Case(
+            description: "disk full (file size limit)", arguments: ["insert", "-m", "big"],
+            input: String(repeating: "0123456789abcdef\n", count: 4096), mentions: "big",
+            shell: "ulimit -f 8; exec"),
+        Case(
+            description: "argument that is not UTF-8", arguments: [], mentions: "UTF-8",
+            shell: "exec \"$COFFER\" show \"$(printf 'bad\\377')\" #"),
+    ]
+
+    @Test(arguments: cases)
+    func refusedCleanly(_ badCase: Case) throws {
+        let sandbox = try GPGSandbox()
+        let coffer = try CofferBinary.path()
+        let store = sandbox.storeDirectory
+        try sandbox.check([coffer, "init", sandbox.keys[0].email])
+        try sandbox.check([coffer, "insert", "-m", "good"], input: Array("pw\nlogin: a\n".utf8))
+        var environment = [
+            "STORE": store, "SANDBOX": sandbox.directory, "OTHER": sandbox.keys[1].fingerprint,
+            "COFFER": coffer,
+        ]
+        if !badCase.prepare.isEmpty {
+            try sandbox.check(["sh", "-c", badCase.prepare], environment: environment)
+        }
+        environment["LC_ALL"] = "C.UTF-8"
+        let before = try snapshot(sandbox)
+        let command = badCase.shell.map { ["sh", "-c", "\($0) \"$@\"", "sh", coffer] } ?? [coffer]
+        let output = try sandbox.run(
+            command + badCase.arguments, input: Array(badCase.input.utf8), environment: environment)
+        #expect(output.status != 0, "exit status 0 for \(badCase)")
+        // Short and clear; where pass prints gpg's own lines for the situation, coffer prints the same ones.
+        let lines = output.errorText.split(separator: "\n")
+        #expect((1...3).contains(lines.count), "stderr: \(output.errorText)")
+        #expect(output.errorText.contains(badCase.mentions), "stderr: \(output.errorText)")
+        #expect(try snapshot(sandbox) == before, "the store changed")
+    }
+
+    /// Every file of the store (dotfiles and temporary files included) with its bytes.
+    func snapshot(_ sandbox: GPGSandbox) throws -> String {
+        try sandbox.check([
+            "sh", "-c",
+            "cd \"$PASSWORD_STORE_DIR\" && find . -path ./escape -prune -o -print | sort "
+                + "| while read -r f; do if [ -f \"$f\" ]; then echo \"$f $(sha256sum < \"$f\")\"; "
+                + "else echo \"$f\"; fi; done",
+        ]).outputText
+    }
+
+    @Test func twentyMebibyteEntryRoundTrips() throws {
+        let sandbox = try GPGSandbox()
+        let coffer = try CofferBinary.path()
+        try sandbox.check([coffer, "init", sandbox.keys[0].email])
+        let script =
+            "head -c 20971520 /dev/urandom > \"$2\" && \"$1\" insert -m large < \"$2\" >/dev/null "
+            + "&& \"$1\" show large | cmp - \"$2\" && rm \"$2\""
+        let output = try sandbox.run(["sh", "-c", script, "sh", coffer, sandbox.directory + "/large.bin"])
+        #expect(output.status == 0, "\(output.errorText)")
+    }
+}
