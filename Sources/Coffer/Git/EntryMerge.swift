@@ -60,16 +60,19 @@ public enum EntryMerge {
     }
 
     /// Whether decrypted entry text holds conflict markers left by a merge.
-    public static func containsConflict(_ bytes: [UInt8]) -> Bool {
+    ///
+    /// Generic over the bytes so that a caller can scan a ``SecureBytes`` in place, without a copy.
+    public static func containsConflict<Bytes: BidirectionalCollection>(_ bytes: Bytes) -> Bool
+    where Bytes.Element == UInt8 {
         var sawOurs = false
         var sawSeparator = false
-        for line in Secret(parsing: bytes).lines {
-            let content = Array(SecretSyntax.content(line))
-            if content.starts(with: Array("<<<<<<< ".utf8)) || content == Array("<<<<<<<".utf8) {
+        for rawLine in bytes.split(separator: 10, omittingEmptySubsequences: false) {
+            let line = rawLine.last == 13 ? rawLine.dropLast() : rawLine[...]
+            if line.starts(with: "<<<<<<< ".utf8) || line.elementsEqual("<<<<<<<".utf8) {
                 sawOurs = true
-            } else if sawOurs && content == separator {
+            } else if sawOurs && line.elementsEqual(separator) {
                 sawSeparator = true
-            } else if sawSeparator && content.starts(with: Array(">>>>>>>".utf8)) {
+            } else if sawSeparator && line.starts(with: ">>>>>>>".utf8) {
                 return true
             }
         }

@@ -135,7 +135,7 @@ extension PasswordStore {
                 report.keptEdits.append(name)
             } else if path.hasSuffix(".gpg"),
                 let plaintext = try? engine.decrypt(FileSystem.readFile(full)),
-                plaintext.withUnsafeBytes({ EntryMerge.containsConflict(Array($0)) })
+                plaintext.withUnsafeBytes({ EntryMerge.containsConflict($0) })
             {
                 report.conflicts.append(name)
             } else if path.hasSuffix(".gpg") {

@@ -121,7 +121,7 @@ extension PasswordStore {
             )
             return
         }
-        if plaintext.withUnsafeBytes({ EntryMerge.containsConflict(Array($0)) }) {
+        if plaintext.withUnsafeBytes({ EntryMerge.containsConflict($0) }) {
             findings.append(
                 StoreFinding(
                     kind: .conflict, path: relative, message: "holds a merge conflict; resolve it with edit",

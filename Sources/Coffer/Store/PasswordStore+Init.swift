@@ -103,13 +103,15 @@ extension PasswordStore {
             }
             let engine = self.engine
             let mode = configuration.fileMode
+            // Decryption runs on every core; encryption runs one at a time, because concurrent gpg
+            // encryptions queue on the keyring's and trustdb's lock files and end up slower.
             try Parallel.forEach(jobs) { job in
-                let plaintext = try engine.decrypt(FileSystem.readFile(job.file))
-                let encrypted = try engine.encrypt(plaintext, to: job.recipients)
-                try FileSystem.atomicWrite(job.file, bytes: encrypted, mode: mode)
+                try engine.decrypt(FileSystem.readFile(job.file))
             } consume: { index, result in
-                onEvent(.reencrypted(name: jobs[index].name, keyIDs: jobs[index].keyIDs))
-                try result.get()
+                let job = jobs[index]
+                onEvent(.reencrypted(name: job.name, keyIDs: job.keyIDs))
+                let encrypted = try engine.encrypt(result.get(), to: job.recipients)
+                try FileSystem.atomicWrite(job.file, bytes: encrypted, mode: mode)
             }
 
         }

@@ -69,7 +69,7 @@ enum ShowCommand {
 
     /// Warns on standard error when the entry holds conflict markers left by a merge.
     static func warnAboutConflict(_ name: String, _ contents: SecureBytes, _ invocation: Invocation) {
-        guard contents.withUnsafeBytes({ EntryMerge.containsConflict(Array($0)) }) else { return }
+        guard contents.withUnsafeBytes({ EntryMerge.containsConflict($0) }) else { return }
         standardError.line(
             "Warning: \(name) holds a merge conflict; resolve it with \"\(invocation.program) edit \(name)\"."
         )
