@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 BUILD_LOG := .build/build.log
 
-.PHONY: all bootstrap build release test lint demo clean fuzz
+.PHONY: all bootstrap build release test lint demo clean fuzz bench
 
 all: build
 
@@ -35,6 +35,10 @@ lint:
 demo: bootstrap
 	$(SWIFT) build
 	scripts/demo.sh "$$($(SWIFT) build --show-bin-path)"
+
+# coffer against pass, side by side (hyperfine); writes bench/results.json. See bench/README.md.
+bench: bootstrap
+	scripts/bench.sh
 
 # libFuzzer targets with AddressSanitizer, FUZZ_SECONDS each (default 30).
 fuzz: bootstrap
