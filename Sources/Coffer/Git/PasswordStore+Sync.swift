@@ -133,13 +133,9 @@ extension PasswordStore {
             try repository.run(["add", "--", path])
             if code == "DU" || code == "UD" {
                 report.keptEdits.append(name)
-            } else if path.hasSuffix(".gpg"),
-                let plaintext = try? engine.decrypt(FileSystem.readFile(full)),
-                plaintext.withUnsafeBytes({ EntryMerge.containsConflict($0) })
-            {
-                report.conflicts.append(name)
             } else if path.hasSuffix(".gpg") {
-                // git could not merge and no driver ran: keep ours, which is in the work tree, and say so.
+                // Still unmerged: the driver kept a conflict inside the entry (or could not run, and the
+                // work tree holds our version). Either way the entry needs a person.
                 report.conflicts.append(name)
             }
         }
@@ -197,8 +193,9 @@ extension PasswordStore {
         }
         let repository = try rootRepository()
         try repository.installMergeDriver()
-        guard let ids = try? recipients(forFolder: "").ids else { return [] }
-        let secret = (try? engine.keys(matching: ids, secretOnly: true)) ?? []
-        return secret.isEmpty ? ids : []
+        // A clone without a root .gpg-id has no recipients to check.
+        guard gpgIDFile(forFolder: "") != nil || configuration.keyOverride != nil else { return [] }
+        let ids = try recipients(forFolder: "").ids
+        return try engine.keys(matching: ids, secretOnly: true).isEmpty ? ids : []
     }
 }

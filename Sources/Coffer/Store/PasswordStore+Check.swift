@@ -136,7 +136,15 @@ extension PasswordStore {
         if let known = wanted[recipients.ids] {
             keys = known
         } else {
-            keys = (try? engine.encryptionKeyIDs(for: recipients.ids)) ?? []
+            do {
+                keys = try engine.encryptionKeyIDs(for: recipients.ids)
+            } catch {
+                findings.append(
+                    StoreFinding(
+                        kind: .recipients, path: relative, message: "cannot resolve its recipients: \(error)",
+                        fixed: false))
+                return
+            }
             wanted[recipients.ids] = keys
         }
         let current = OpenPGPPackets.recipientKeyIDs(ciphertext) ?? []
