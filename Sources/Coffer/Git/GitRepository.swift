@@ -100,6 +100,7 @@ public struct GitRepository: Sendable {
     ///
     /// Signs the commit when `pass.signcommits` is true, as pass does.
     public func commit(paths: [String], message: String, output: Output = .quiet) throws {
+        removeStaleIndexLock()
         if output == .inherit {
             // Attached, git's own complaint about the paths is shown, as pass shows it.
             let added = try runUnchecked(["add", "--"] + paths)
@@ -144,6 +145,36 @@ public struct GitRepository: Sendable {
 
     /// Removes `paths` from the index and the work tree (`git rm -qr`), ignoring paths git does not track.
     public func remove(paths: [String]) throws {
+        removeStaleIndexLock()
         _ = try runUnchecked(["rm", "-qr", "--"] + paths)
+    }
+
+    /// Removes `.git/index.lock` when no process has it open: a git killed in the middle of a commit (a
+    /// coffer process killed with SIGKILL, a power loss) leaves it behind, and every later git command
+    /// would fail on it. Store writers hold the store lock, so only such a leftover or a person's own
+    /// running git can be there, and a running git keeps the file open.
+    func removeStaleIndexLock() {
+        let lock = directory + "/.git/index.lock"
+        guard FileSystem.kind(lock) == .file, !Self.isOpenByAnyProcess(lock) else { return }
+        unlink(lock)
+    }
+
+    /// Whether some process has `path` open (Linux: a scan of `/proc/*/fd`; elsewhere assume it is).
+    static func isOpenByAnyProcess(_ path: String) -> Bool {
+        #if os(Linux)
+            guard let processes = try? FileSystem.contents(of: "/proc", sorted: false) else { return true }
+            for pid in processes where pid.utf8.allSatisfy({ (48...57).contains($0) }) {
+                guard let descriptors = try? FileSystem.contents(of: "/proc/\(pid)/fd", sorted: false) else {
+                    continue
+                }
+                for descriptor in descriptors
+                where FileSystem.linkTarget("/proc/\(pid)/fd/\(descriptor)") == path {
+                    return true
+                }
+            }
+            return false
+        #else
+            return true
+        #endif
     }
 }

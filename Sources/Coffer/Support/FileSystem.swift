@@ -171,6 +171,14 @@ enum FileSystem {
         return String(generator.next() as UInt64, radix: 16)
     }
 
+    /// Where a symlink points, or `nil` when `path` is not one.
+    static func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The canonical absolute path (symlinks resolved), or `nil` when it does not exist.
     static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }

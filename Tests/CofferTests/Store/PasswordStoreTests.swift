@@ -235,4 +235,21 @@ struct PasswordStoreTests {
         }
         #expect(!signing.contains("stolen"))
     }
+
+    @Test func aStaleIndexLockFromAKilledGitIsRemoved() throws {
+        try sandbox.check(["git", "-C", store.root, "init", "-q"])
+        try sandbox.check(["git", "-C", store.root, "add", "-A"])
+        try sandbox.check(["git", "-C", store.root, "commit", "-qm", "start"])
+        // What a git killed in the middle of a commit leaves: a lock file nobody holds open.
+        try "".write(toFile: store.root + "/.git/index.lock")
+        try store.write("after-crash", SecureBytes(string: "x\n"))
+        let subject = try sandbox.check(["git", "-C", store.root, "log", "-1", "--format=%s"]).outputText
+        #expect(subject == "Add given password for after-crash to store.")
+        #expect(FileSystem.kind(store.root + "/.git/index.lock") == .missing)
+        // A lock some process holds open (a person's running git) is left alone.
+        let lock = store.root + "/.git/index.lock"
+        try sandbox.check(["sh", "-c", "exec 3>\"$0\"; sleep 3 <&- >&- 2>&- & sleep 0.2", lock])
+        #expect(throws: CofferError.self) { try store.write("while-held", SecureBytes(string: "y\n")) }
+        #expect(FileSystem.kind(lock) == .file)
+    }
 }
