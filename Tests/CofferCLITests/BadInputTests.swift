@@ -55,6 +55,20 @@ struct BadInputTests {
             prepare: "echo nobody@nowhere.test > \"$STORE/.gpg-id\"",
             arguments: ["insert", "-e", "new"], input: "x\n", mentions: "nobody@nowhere.test"),
         Case(
+            description: ".gpg-id naming an expired key",
+            prepare: "gpg -q --batch --passphrase '' --faked-system-time 20200101T000000 --quick-gen-key "
+                + "'Old <old@coffer.test>' ed25519 sign 1d 2>/dev/null && F=$(gpg --with-colons -k old@coffer.test "
+                + "| awk -F: '/^fpr/ {print $10; exit}') && gpg -q --batch --passphrase '' --faked-system-time "
+                + "20200101T000000 --quick-add-key $F cv25519 encr 1d 2>/dev/null; "
+                + "echo old@coffer.test > \"$STORE/.gpg-id\"",
+            arguments: ["insert", "-e", "new"], input: "x\n", mentions: "expired"),
+        Case(
+            description: ".gpg-id naming a revoked key",
+            prepare:
+                "sed 's/^:-----/-----/' \"$GNUPGHOME/openpgp-revocs.d/$OTHER.rev\" | gpg -q --batch --import "
+                + "2>/dev/null; echo \"$OTHER\" > \"$STORE/.gpg-id\"",
+            arguments: ["insert", "-e", "new"], input: "x\n", mentions: "revoked"),
+        Case(
             description: "agent that cannot start",
             prepare: "gpgconf --kill all; echo 'agent-program /bin/false' >> \"$GNUPGHOME/gpg.conf\"",
             arguments: ["show", "good"], mentions: "gpg"),
