@@ -106,6 +106,13 @@ public final class GPGSandbox: @unchecked Sendable {
         }
     }
 
+    /// Makes `folder` a git work tree with everything in it committed as `message`.
+    public func commitEverything(in folder: String, message: String = "start") throws {
+        try check(["git", "-C", folder, "init", "-q"])
+        try check(["git", "-C", folder, "add", "-A"])
+        try check(["git", "-C", folder, "commit", "-qm", message])
+    }
+
     /// Reads a file of the sandbox.
     public func read(_ path: String) throws -> [UInt8] {
         try check(["cat", path]).standardOutput

@@ -54,8 +54,9 @@ enum OpenPGPPackets {
         return ids
     }
 
+    private static let digits = Array("0123456789ABCDEF")
+
     private static func hexByte(_ byte: UInt8) -> String {
-        let digits = Array("0123456789ABCDEF")
         return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]])
     }
 

@@ -47,7 +47,7 @@ extension PasswordStore {
         for name in try FileSystem.contents(of: path) where !name.hasPrefix(".") {
             let full = path + "/" + name
             var linkTarget: String?
-            if FileSystem.kind(full) == .symlink { linkTarget = Self.readLink(full) }
+            if FileSystem.kind(full) == .symlink { linkTarget = FileSystem.linkTarget(full) }
             var info = stat()
             let resolves = stat(full, &info) == 0
             let isFolder = resolves && (info.st_mode & S_IFMT) == S_IFDIR
@@ -66,12 +66,5 @@ extension PasswordStore {
             }
         }
         return nodes
-    }
-
-    private static func readLink(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count >= 0 else { return nil }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

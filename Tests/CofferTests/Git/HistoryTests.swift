@@ -12,11 +12,7 @@ struct HistoryTests {
         sandbox = try GPGSandbox()
         store = sandbox.store()
         try store.initialize(recipients: [sandbox.keys[0].email])
-        try sandbox.check(["git", "-C", store.root, "init", "-q"])
-        try sandbox.check(["git", "-C", store.root, "add", "-A"])
-        try sandbox.check([
-            "git", "-C", store.root, "commit", "-qm", "Add current contents of password store.",
-        ])
+        try sandbox.commitEverything(in: store.root, message: "Add current contents of password store.")
     }
 
     @Test func historyFollowsRenamesAndOldRevisionsDecrypt() throws {

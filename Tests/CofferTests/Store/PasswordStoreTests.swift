@@ -177,11 +177,7 @@ struct PasswordStoreTests {
     }
 
     @Test func gitCommitsEveryChangeWithPassMessages() throws {
-        try sandbox.check(["git", "-C", store.root, "init", "-q"])
-        try sandbox.check(["git", "-C", store.root, "config", "user.email", "t@coffer.test"])
-        try sandbox.check(["git", "-C", store.root, "config", "user.name", "T"])
-        try sandbox.check(["git", "-C", store.root, "add", "-A"])
-        try sandbox.check(["git", "-C", store.root, "commit", "-qm", "start"])
+        try sandbox.commitEverything(in: store.root)
         try store.write("g1", SecureBytes(string: "1"))
         try store.move("g1", to: "g2")
         try store.copy("g2", to: "g3")
@@ -237,9 +233,7 @@ struct PasswordStoreTests {
     }
 
     @Test func aStaleIndexLockFromAKilledGitIsRemoved() throws {
-        try sandbox.check(["git", "-C", store.root, "init", "-q"])
-        try sandbox.check(["git", "-C", store.root, "add", "-A"])
-        try sandbox.check(["git", "-C", store.root, "commit", "-qm", "start"])
+        try sandbox.commitEverything(in: store.root, message: "start")
         // What a git killed in the middle of a commit leaves: a lock file nobody holds open.
         try "".write(toFile: store.root + "/.git/index.lock")
         try store.write("after-crash", SecureBytes(string: "x\n"))

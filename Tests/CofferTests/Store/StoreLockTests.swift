@@ -11,9 +11,7 @@ struct StoreLockTests {
         // Writers queue for the lock; on a loaded machine one may wait a long time.
         let store = sandbox.store(environment: ["COFFER_LOCK_TIMEOUT": "600"])
         try store.initialize(recipients: [sandbox.keys[0].email])
-        try sandbox.check(["git", "-C", store.root, "init", "-q"])
-        try sandbox.check(["git", "-C", store.root, "add", "-A"])
-        try sandbox.check(["git", "-C", store.root, "commit", "-qm", "start"])
+        try sandbox.commitEverything(in: store.root, message: "start")
         let failures = FailureList()
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             for item in 0..<25 {
