@@ -97,6 +97,8 @@ struct Invocation {
     /// As in pass, a folder that cannot be made is reported in mkdir's words and the command goes on (the
     /// write that follows then fails).
     func makeFolder(for name: String) throws {
+        // A name that can never be written creates nothing (pass would make its folders first).
+        try store.validateNewName(name)
         do {
             try store.makeFolders(store.root + "/" + Self.dirname(name), onEvent: CoreutilsMessages.print)
         } catch let error as CofferError where error.code == .io {

@@ -28,6 +28,16 @@ struct BadInputTests {
                 "insert", "-e", String(repeating: "n", count: 300),
             ], input: "x\n", mentions: "255"),
         Case(
+            description: "name with a newline inside a new folder",
+            arguments: ["insert", "-e", "new/bad\nname"],
+            input: "x\n", mentions: "control character"),
+        Case(
+            description: "name over PATH_MAX", arguments: ["insert", "-e", longName], input: "x\n",
+            mentions: "system's limit"),
+        Case(
+            description: "name with a leading dash, taken as options", arguments: ["insert", "-e", "-name"],
+            input: "x\n", mentions: "invalid option"),
+        Case(
             description: "sneaky path", arguments: ["insert", "-e", "../outside"], input: "x\n",
             mentions: "sneaky path"),
         Case(
@@ -73,6 +83,29 @@ struct BadInputTests {
             prepare: "gpgconf --kill all; echo 'agent-program /bin/false' >> \"$GNUPGHOME/gpg.conf\"",
             arguments: ["show", "good"], mentions: "gpg"),
         Case(
+            description: "pinentry that is cancelled",
+            prepare: "gpg -q --batch --pinentry-mode loopback --passphrase hunter2 --quick-gen-key "
+                + "'Locked <locked@coffer.test>' ed25519 sign never 2>/dev/null && F=$(gpg --with-colons -k "
+                + "locked@coffer.test | awk -F: '/^fpr/ {print $10; exit}') && gpg -q --batch --pinentry-mode "
+                + "loopback --passphrase hunter2 --quick-add-key $F cv25519 encr never && printf 'pw\\n' | gpg -q "
+                + "--batch -e -r locked@coffer.test -o \"$STORE/locked.gpg\" && " + cancellingPinentry,
+            arguments: ["show", "locked"], mentions: "cancelled"),
+        Case(
+            description: "read-only store", prepare: "chmod -R a-w \"$STORE\"",
+            arguments: ["insert", "-e", "new"],
+            input: "x\n", mentions: "new.gpg': Permission denied", shell: asUnprivilegedUser),
+        Case(
+            description: "git stopped in the middle of a rebase", prepare: stopped("git rebase other"),
+            arguments: ["insert", "-e", "new"], input: "x\n", mentions: "in the middle of a rebase"),
+        Case(
+            description: "sync while git is stopped in the middle of a rebase",
+            prepare: stopped("git rebase other"),
+            arguments: ["sync"], mentions: "git rebase --abort"),
+        Case(
+            description: "git stopped in the middle of a merge",
+            prepare: stopped("git merge -q other"),
+            arguments: ["rm", "good"], mentions: "in the middle of a merge"),
+        Case(
             description: "disk full (file size limit)", arguments: ["insert", "-m", "big"],
             input: String(repeating: "0123456789abcdef\n", count: 4096), mentions: "big",
             shell: "ulimit -f 8; exec"),
@@ -80,6 +113,33 @@ struct BadInputTests {
             description: "argument that is not UTF-8", arguments: [], mentions: "UTF-8",
             shell: "exec \"$COFFER\" show \"$(printf 'bad\\377')\" #"),
     ]
+
+    /// A name of short parts whose path is longer than `PATH_MAX`.
+    static let longName = String(repeating: "abcdefgh/", count: 600) + "x"
+
+    /// A pinentry that answers every passphrase request with "cancelled", installed for a fresh agent.
+    static let cancellingPinentry =
+        "printf '#!/bin/sh\\necho OK\\nwhile read -r c rest; do case \"$c\" in GETPIN) "
+        + "echo \"ERR 83886179 Operation cancelled\";; BYE) echo OK; exit 0;; *) echo OK;; esac; done\\n' "
+        + "> \"$SANDBOX/pinentry\" && chmod +x \"$SANDBOX/pinentry\" && echo \"pinentry-program $SANDBOX/pinentry\" "
+        + ">> \"$GNUPGHOME/gpg-agent.conf\" && gpgconf --kill gpg-agent"
+
+    /// The store as a git repository where `command` (a rebase or a merge of branch `other`) stopped on a
+    /// conflict in a file that is not an entry.
+    static func stopped(_ command: String) -> String {
+        "cd \"$STORE\" && git init -q && git add -A && git commit -qm start && git checkout -qb other && "
+            + "echo a > note && git add note && git commit -qm a && git checkout -q main && echo b > note && "
+            + "git add note && git commit -qm b && { \(command) >/dev/null 2>&1; test -e .git/MERGE_HEAD "
+            + "|| test -d .git/rebase-merge; }"
+    }
+
+    /// Runs coffer as `nobody` when the tests run as root (root writes through any mode), with the sandbox
+    /// handed to that user and a copy of coffer it can execute; as anyone else, runs it as is.
+    static let asUnprivilegedUser =
+        "unprivileged() { if [ \"$(id -u)\" != 0 ]; then \"$@\"; return; fi; shift; gpgconf --kill all; "
+        + "cp \"$COFFER\" \"$SANDBOX/coffer\" && chown -R 65534:65534 \"$SANDBOX\" && "
+        + "setpriv --reuid=65534 --regid=65534 --clear-groups \"$SANDBOX/coffer\" \"$@\"; status=$?; "
+        + "setpriv --reuid=65534 --regid=65534 --clear-groups gpgconf --kill all; return $status; }; unprivileged"
 
     @Test(arguments: cases)
     func refusedCleanly(_ badCase: Case) throws {

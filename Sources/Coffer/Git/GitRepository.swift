@@ -149,6 +149,49 @@ public struct GitRepository: Sendable {
         _ = try runUnchecked(["rm", "-qr", "--"] + paths)
     }
 
+    /// The git folder of the work tree holding ``directory`` (following a `.git` file's `gitdir:`), or `nil`.
+    func gitDirectory() -> String? {
+        var probe = directory
+        while probe == storeRoot || probe.hasPrefix(storeRoot + "/") {
+            let dotGit = probe + "/.git"
+            switch FileSystem.resolvedKind(dotGit) {
+            case .directory:
+                return dotGit
+            case .file:
+                guard let bytes = try? FileSystem.readFile(dotGit),
+                    let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first,
+                    line.hasPrefix("gitdir: ")
+                else { return nil }
+                let target = String(line.dropFirst("gitdir: ".count))
+                return target.hasPrefix("/") ? target : probe + "/" + target
+            default:
+                probe = FileSystem.parent(of: probe)
+            }
+        }
+        return nil
+    }
+
+    /// The git operation left unfinished in this repository (`rebase`, `am`, `merge`, `cherry-pick` or
+    /// `revert`: stopped on a conflict, or its git was killed), or `nil` when there is none.
+    public func unfinishedOperation() -> String? {
+        guard let gitDirectory = gitDirectory() else { return nil }
+        let markers = [
+            ("rebase-merge", "rebase"), ("rebase-apply/applying", "am"), ("rebase-apply", "rebase"),
+            ("MERGE_HEAD", "merge"), ("CHERRY_PICK_HEAD", "cherry-pick"), ("REVERT_HEAD", "revert"),
+        ]
+        return markers.first { FileSystem.kind(gitDirectory + "/" + $0.0) != .missing }?.1
+    }
+
+    /// Throws when a git operation is unfinished: committing in the middle of it would put the store's
+    /// change on a detached or half-merged history, so coffer asks for it to be finished first.
+    public func ensureNoUnfinishedOperation() throws {
+        guard let operation = unfinishedOperation() else { return }
+        throw CofferError(
+            .gitOperationUnfinished,
+            "the store's git repository is in the middle of a \(operation); finish it with "
+                + "'git \(operation) --continue' or undo it with 'git \(operation) --abort', then try again")
+    }
+
     /// Removes `.git/index.lock` when no process has it open: a git killed in the middle of a commit (a
     /// coffer process killed with SIGKILL, a power loss) leaves it behind, and every later git command
     /// would fail on it. Store writers hold the store lock, so only such a leftover or a person's own

@@ -28,6 +28,7 @@ extension PasswordStore {
     public func sync() throws -> SyncReport {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             let repository = try rootRepository()
+            try repository.ensureNoUnfinishedOperation()
             var report = SyncReport()
             try repository.installMergeDriver()
             let remotes = try repository.run(["remote"]).outputText.split(separator: "\n").map(String.init)

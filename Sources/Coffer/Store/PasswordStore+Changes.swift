@@ -24,6 +24,7 @@ extension PasswordStore {
                 throw CofferError(.notFound, "\(name) is not in the password store.")
             }
             try checkInsideStore(EntryName.trimmed(target))
+            try git(for: target)?.ensureNoUnfinishedOperation()
             if isFolderTarget && FileSystem.kind(folder) == .directory {
                 guard recursive else {
                     throw CofferError(.invalidArgument, "cannot remove '\(target)': Is a directory")
@@ -100,7 +101,7 @@ extension PasswordStore {
         onEvent: (StoreEvent) -> Void
     ) throws {
         try EntryName.validate(source)
-        try EntryName.validateNew(destination)
+        try validateNewName(destination)
         var oldPath = root + "/" + EntryName.trimmed(source)
         var oldFolder = oldPath
         let oldIsFolder =
@@ -115,6 +116,8 @@ extension PasswordStore {
         }
         var newPath = root + "/" + destination
         try checkInsideStore(newPath)
+        try git(for: oldPath)?.ensureNoUnfinishedOperation()
+        try git(for: newPath)?.ensureNoUnfinishedOperation()
         // pass runs `mkdir -p -v "${new_path%/*}"`.
         try makeFolders(FileSystem.parent(of: newPath), onEvent: onEvent)
         if !(FileSystem.isDirectory(oldPath) || FileSystem.isDirectory(newPath) || newPath.hasSuffix("/")) {

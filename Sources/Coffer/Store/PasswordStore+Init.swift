@@ -15,6 +15,7 @@ extension PasswordStore {
                 throw CofferError(.invalidArgument, "\(folder) exists but is not a directory.")
             }
             let gpgID = folder + "/.gpg-id"
+            try git(for: gpgID)?.ensureNoUnfinishedOperation()
             let listed = recipients.joined(separator: ", ")
             if recipients == [""] {
                 guard FileSystem.isFile(gpgID) else {
@@ -75,6 +76,7 @@ extension PasswordStore {
                 let recipients: [String]
                 let keyIDs: [String]
             }
+            try git(for: path)?.ensureNoUnfinishedOperation()
             var wantedByRecipients: [[String]: Set<String>] = [:]
             var jobs: [Job] = []
             let files = try Self.entryFiles(at: path)

@@ -66,6 +66,19 @@ public struct PasswordStore: Sendable {
         return String(name[..<slash])
     }
 
+    /// Checks that entry `name` can be created in this store: ``EntryName/validateNew(_:)``, and a full
+    /// path the system can open (under `PATH_MAX`), so nothing is created for a name that cannot be written.
+    public func validateNewName(_ name: String) throws {
+        try EntryName.validateNew(name)
+        let length = entryPath(EntryName.trimmed(name)).utf8.count
+        if length >= Int(PATH_MAX) {
+            throw CofferError(
+                .invalidName,
+                "the entry's file name would be \(length) bytes long, over the system's limit of "
+                    + "\(PATH_MAX - 1)")
+        }
+    }
+
     /// Refuses a write to `path` when an existing part of it resolves outside the store.
     func checkInsideStore(_ path: String) throws {
         guard let storeRoot = FileSystem.realPath(root) else { return }
@@ -186,12 +199,13 @@ public struct PasswordStore: Sendable {
     /// (by default pass's `Add given password for NAME to store.`).
     public func write(_ name: String, _ contents: SecureBytes, commitMessage: String? = nil) throws {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
-            try EntryName.validateNew(name)
+            try validateNewName(name)
             guard !name.isEmpty, !name.hasSuffix("/") else {
                 throw CofferError(.invalidName, "an entry needs a name")
             }
             let path = entryPath(name)
             try checkInsideStore(path)
+            try git(for: path)?.ensureNoUnfinishedOperation()
             let recipients = try recipients(for: name)
             try verifyRecipientsFile(recipients.file)
             let ciphertext = try engine.encrypt(contents, to: recipients.ids)

@@ -25,6 +25,9 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let git = Code(rawValue: "git")
         /// A value could not be encoded into or decoded from the entry format.
         public static let format = Code(rawValue: "format")
+        /// The store's git repository is in the middle of a rebase, merge, cherry-pick or revert, so
+        /// nothing was changed.
+        public static let gitOperationUnfinished = Code(rawValue: "gitOperationUnfinished")
         /// The store is not a git repository.
         public static let notAGitRepository = Code(rawValue: "notAGitRepository")
         /// Another process holds the store's write lock.
