@@ -28,6 +28,13 @@ struct Invocation {
         self.store = store
     }
 
+    /// The store, reporting the progress of bulk work on `meter`.
+    func storeShowingProgress(_ meter: ProgressMeter) -> PasswordStore {
+        var store = self.store
+        store.progress = { meter.update(done: $0, total: $1) }
+        return store
+    }
+
     /// `$PREFIX`, the store's root.
     var prefix: String { store.root }
 

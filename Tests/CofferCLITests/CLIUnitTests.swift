@@ -219,4 +219,80 @@ struct CLIUnitTests {
                 "--pinentry-mode loopback"
             ])
     }
+
+    @Test("The progress line: bar, count, rate and time left")
+    func progressLine() {
+        #expect(
+            ProgressMeter.line(label: "checking", done: 250, total: 1000, elapsed: 2.5)
+                == "checking [======                  ] 250/1000  100/s  8s left")
+        #expect(
+            ProgressMeter.line(label: "x", done: 3, total: 3, elapsed: 1)
+                == "x [========================] 3/3  3/s")
+        #expect(ProgressMeter.duration(59.2) == "1m00s")
+        #expect(ProgressMeter.duration(185) == "3m05s")
+        #expect(ProgressMeter.duration(3720) == "1h02m")
+    }
+
+    @Test("The progress line is drawn on a terminal only, after the delay, and erased by clear")
+    func progressOnTerminal() throws {
+        let (master, terminal) = try #require(Self.openPseudoTerminal())
+        defer {
+            close(master)
+            close(terminal)
+        }
+        var pipeEnds: [Int32] = [0, 0]
+        try #require(pipe(&pipeEnds) == 0)
+        defer { pipeEnds.forEach { close($0) } }
+
+        func drawn(_ descriptor: Int32, _ reader: Int32, delay: Double, environment: [String: String])
+            -> String
+        {
+            let meter = ProgressMeter(
+                label: "checking", environment: environment, descriptor: descriptor, delay: delay)
+            meter.update(done: 1, total: 4)
+            meter.clear()
+            meter.update(done: 4, total: 4)
+            _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = read(reader, &buffer, buffer.count)
+            return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : ""
+        }
+        let shown = drawn(terminal, master, delay: 0, environment: ["TERM": "xterm"])
+        #expect(shown.hasPrefix("\r\u{1b}[Kchecking [======                  ] 1/4"))
+        #expect(shown.contains("\r\u{1b}[K\r\u{1b}[Kchecking [========================] 4/4"))
+        #expect(drawn(terminal, master, delay: 60, environment: ["TERM": "xterm"]).isEmpty)
+        #expect(drawn(terminal, master, delay: 0, environment: ["TERM": "dumb"]).isEmpty)
+        #expect(drawn(terminal, master, delay: 0, environment: ["COFFER_PROGRESS": "0"]).isEmpty)
+        #expect(drawn(pipeEnds[1], pipeEnds[0], delay: 0, environment: ["TERM": "xterm"]).isEmpty)
+    }
+
+    /// A pseudo-terminal pair: `(master, terminal)`.
+    static func openPseudoTerminal() -> (Int32, Int32)? {
+        #if os(Linux)
+            // posix_openpt and friends are not in Swift's Glibc module: open the multiplexer, unlock
+            // the pair (TIOCSPTLCK) and ask for its number (TIOCGPTN), as unlockpt and ptsname do.
+            let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+            guard master >= 0 else { return nil }
+            var unlock: Int32 = 0
+            var number: UInt32 = 0
+            guard ioctl(master, UInt(0x4004_5431), &unlock) == 0,
+                ioctl(master, UInt(0x8004_5430), &number) == 0
+            else {
+                close(master)
+                return nil
+            }
+            let terminal = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
+        #else
+            let master = posix_openpt(O_RDWR | O_NOCTTY)
+            guard master >= 0, grantpt(master) == 0, unlockpt(master) == 0, let name = ptsname(master) else {
+                return nil
+            }
+            let terminal = open(name, O_RDWR | O_NOCTTY)
+        #endif
+        guard terminal >= 0 else {
+            close(master)
+            return nil
+        }
+        return (master, terminal)
+    }
 }

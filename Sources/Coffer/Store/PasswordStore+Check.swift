@@ -41,15 +41,45 @@ extension PasswordStore {
     /// Checks the whole store: permissions, recipients against `.gpg-id`, that every entry decrypts,
     /// stray temporary files, `.gpg-id` signatures, merge conflicts and git state.
     ///
-    /// With `fix`, mis-encrypted entries are re-encrypted, permissions tightened and stray files removed.
+    /// Entries are decrypted on several threads (``Parallel``); findings come in the order of a walk of
+    /// the store. With `fix`, mis-encrypted entries are re-encrypted (one at a time, like
+    /// ``reencrypt(_:onEvent:)``), permissions tightened and stray files removed.
     public func check(fix: Bool = false) throws -> [StoreFinding] {
         guard FileSystem.isDirectory(root) else {
             throw CofferError(.notFound, "password store is empty. Try \"pass init\".")
         }
-        var findings: [StoreFinding] = []
-        var wantedByRecipients: [[String]: Set<String>] = [:]
+        // The walk finds what needs no decryption at once and lists the entries, in walk order.
+        var steps: [CheckStep] = []
+        var wantedByRecipients: [[String]: Result<Set<String>, any Error>] = [:]
+        func entryCheck(_ path: String) -> EntryCheck {
+            let entry = String(relative(path).dropLast(4))
+            guard let recipients = try? recipients(for: entry) else {
+                return EntryCheck(
+                    path: path, relative: relative(path), recipients: nil, wanted: [],
+                    problem: "no .gpg-id applies")
+            }
+            if wantedByRecipients[recipients.ids] == nil {
+                wantedByRecipients[recipients.ids] = Result {
+                    try self.engine.encryptionKeyIDs(for: recipients.ids)
+                }
+            }
+            switch wantedByRecipients[recipients.ids]! {
+            case .success(let wanted):
+                return EntryCheck(
+                    path: path, relative: relative(path), recipients: recipients, wanted: wanted, problem: nil
+                )
+            case .failure(let error):
+                return EntryCheck(
+                    path: path, relative: relative(path), recipients: recipients, wanted: [],
+                    problem: "cannot resolve its recipients: \(error)")
+            }
+        }
         var checkedSignatures = Set<String>()
         func relative(_ path: String) -> String { String(path.dropFirst(root.count + 1)) }
+        func found(_ kind: StoreFinding.Kind, _ path: String, _ message: String, fixed: Bool = false) {
+            steps.append(
+                .found(StoreFinding(kind: kind, path: relative(path), message: message, fixed: fixed)))
+        }
 
         func visit(_ folder: String) throws {
             for name in try FileSystem.contents(of: folder) {
@@ -62,11 +92,10 @@ extension PasswordStore {
                 let expected = kind == .directory ? configuration.folderMode : configuration.fileMode
                 if info.st_mode & 0o777 & ~expected != 0 {
                     if fix { chmod(path, info.st_mode & 0o777 & expected) }
-                    findings.append(
-                        StoreFinding(
-                            kind: .permissions, path: relative(path),
-                            message: "mode \(String(info.st_mode & 0o777, radix: 8)), expected at most "
-                                + String(expected, radix: 8), fixed: fix))
+                    found(
+                        .permissions, path,
+                        "mode \(String(info.st_mode & 0o777, radix: 8)), expected at most "
+                            + String(expected, radix: 8), fixed: fix)
                 }
                 if kind == .directory {
                     try visit(path)
@@ -74,11 +103,7 @@ extension PasswordStore {
                 }
                 if Self.isStrayTemporaryFile(name) {
                     if fix { unlink(path) }
-                    findings.append(
-                        StoreFinding(
-                            kind: .strayFile, path: relative(path),
-                            message: "temporary file left by an interrupted write",
-                            fixed: fix))
+                    found(.strayFile, path, "temporary file left by an interrupted write", fixed: fix)
                     continue
                 }
                 if name == ".gpg-id" && !configuration.signingKeys.isEmpty
@@ -87,90 +112,118 @@ extension PasswordStore {
                     do {
                         try verifyRecipientsFile(path)
                     } catch let error as CofferError {
-                        findings.append(
-                            StoreFinding(
-                                kind: .signature, path: relative(path), message: error.message, fixed: false))
+                        found(.signature, path, error.message)
                     }
                 }
-                guard name.hasSuffix(".gpg") else { continue }
-                try checkEntry(
-                    path, relative: relative(path), fix: fix, wanted: &wantedByRecipients, into: &findings)
+                if name.hasSuffix(".gpg") { steps.append(.entry(entryCheck(path))) }
             }
         }
         try visit(root)
+
+        // Entries decrypt on every core; findings are gathered in walk order on this thread.
+        let entries = steps.enumerated().compactMap { position, step -> (Int, EntryCheck)? in
+            if case .entry(let entry) = step { return (position, entry) }
+            return nil
+        }
+        var findings: [StoreFinding] = []
+        var nextStep = 0
+        func flush(upTo position: Int) {
+            while nextStep < position {
+                if case .found(let finding) = steps[nextStep] { findings.append(finding) }
+                nextStep += 1
+            }
+        }
+        let engine = self.engine
+        try Parallel.forEach(entries.map(\.1)) { entry in
+            try Self.examine(entry, engine: engine)
+        } consume: { index, result in
+            flush(upTo: entries[index].0)
+            nextStep += 1
+            findings += try settle(entries[index].1, result.get(), fix: fix)
+            progress?(index + 1, entries.count)
+        }
+        flush(upTo: steps.count)
         if let repository = git(for: root + "/.gpg-id"), FileSystem.kind(root + "/.git") != .missing {
             findings += try gitFindings(repository)
         }
         return findings
     }
 
-    private func checkEntry(
-        _ path: String, relative: String, fix: Bool, wanted: inout [[String]: Set<String>],
-        into findings: inout [StoreFinding]
-    ) throws {
-        let name = String(relative.dropLast(4))
-        let ciphertext = try FileSystem.readFile(path)
+    /// What the walk of ``check(fix:)`` met: a finding made at once, or an entry to decrypt.
+    private enum CheckStep {
+        case found(StoreFinding)
+        case entry(EntryCheck)
+    }
+
+    /// An entry to check, with its recipients and the encryption subkeys they stand for.
+    private struct EntryCheck: Sendable {
+        let path: String
+        let relative: String
+        /// `nil` when no `.gpg-id` applies.
+        let recipients: Recipients?
+        let wanted: Set<String>
+        /// Why the recipients cannot be compared, when they cannot.
+        let problem: String?
+    }
+
+    /// What decrypting one entry showed (worked out on any thread).
+    private struct Examined: Sendable {
+        var findings: [StoreFinding] = []
+        /// The plaintext, kept when the entry is encrypted to other keys than it should be.
+        var misencrypted: (plaintext: SecureBytes, current: Set<String>, wanted: Set<String>)?
+    }
+
+    /// Decrypts one entry and compares it with what its `.gpg-id` wants.
+    @Sendable private static func examine(_ entry: EntryCheck, engine: any CryptoEngine) throws -> Examined {
+        var examined = Examined()
+        func found(_ kind: StoreFinding.Kind, _ message: String) {
+            examined.findings.append(
+                StoreFinding(kind: kind, path: entry.relative, message: message, fixed: false))
+        }
+        let ciphertext = try FileSystem.readFile(entry.path)
         let plaintext: SecureBytes
         do {
             guard !ciphertext.isEmpty else { throw CofferError(.format, "the file is empty") }
             plaintext = try engine.decrypt(ciphertext)
         } catch {
-            findings.append(
-                StoreFinding(
-                    kind: .undecryptable, path: relative, message: "does not decrypt: \(error)", fixed: false)
-            )
-            return
+            found(.undecryptable, "does not decrypt: \(error)")
+            return examined
         }
         if plaintext.withUnsafeBytes({ EntryMerge.containsConflict($0) }) {
-            findings.append(
-                StoreFinding(
-                    kind: .conflict, path: relative, message: "holds a merge conflict; resolve it with edit",
-                    fixed: false))
+            found(.conflict, "holds a merge conflict; resolve it with edit")
         }
-        guard let recipients = try? recipients(for: name) else {
-            findings.append(
-                StoreFinding(kind: .recipients, path: relative, message: "no .gpg-id applies", fixed: false))
-            return
-        }
-        let keys: Set<String>
-        if let known = wanted[recipients.ids] {
-            keys = known
-        } else {
-            do {
-                keys = try engine.encryptionKeyIDs(for: recipients.ids)
-            } catch {
-                findings.append(
-                    StoreFinding(
-                        kind: .recipients, path: relative, message: "cannot resolve its recipients: \(error)",
-                        fixed: false))
-                return
-            }
-            wanted[recipients.ids] = keys
+        if let problem = entry.problem {
+            found(.recipients, problem)
+            return examined
         }
         let current = OpenPGPPackets.recipientKeyIDs(ciphertext) ?? []
-        guard current != keys else { return }
-        var fixed = false
+        if current != entry.wanted { examined.misencrypted = (plaintext, current, entry.wanted) }
+        return examined
+    }
+
+    /// The findings of one examined entry, re-encrypting it first when it is mis-encrypted and `fix` is set.
+    private func settle(_ entry: EntryCheck, _ examined: Examined, fix: Bool) throws -> [StoreFinding] {
+        guard let misencrypted = examined.misencrypted, let recipients = entry.recipients else {
+            return examined.findings
+        }
         if fix {
             try verifyRecipientsFile(recipients.file)
-            let encrypted = try engine.encrypt(plaintext, to: recipients.ids)
-            try FileSystem.atomicWrite(path, bytes: encrypted, mode: configuration.fileMode)
-            fixed = true
+            let encrypted = try engine.encrypt(misencrypted.plaintext, to: recipients.ids)
+            try FileSystem.atomicWrite(entry.path, bytes: encrypted, mode: configuration.fileMode)
         }
-        findings.append(
-            StoreFinding(
-                kind: .recipients, path: relative,
-                message: "encrypted to \(current.sorted().joined(separator: " ")), .gpg-id wants "
-                    + keys.sorted().joined(separator: " "), fixed: fixed))
+        let message =
+            "encrypted to \(misencrypted.current.sorted().joined(separator: " ")), .gpg-id wants "
+            + misencrypted.wanted.sorted().joined(separator: " ")
+        return examined.findings + [
+            StoreFinding(kind: .recipients, path: entry.relative, message: message, fixed: fix)
+        ]
     }
 
     private func gitFindings(_ repository: GitRepository) throws -> [StoreFinding] {
         var findings: [StoreFinding] = []
-        let gitDirectory = root + "/.git"
-        for (marker, what) in [
-            ("rebase-merge", "a rebase is in progress"), ("rebase-apply", "a rebase is in progress"),
-            ("MERGE_HEAD", "a merge is in progress"),
-        ] where FileSystem.kind(gitDirectory + "/" + marker) != .missing {
-            findings.append(StoreFinding(kind: .git, path: "git", message: what, fixed: false))
+        if let operation = repository.unfinishedOperation() {
+            findings.append(
+                StoreFinding(kind: .git, path: "git", message: "a \(operation) is in progress", fixed: false))
         }
         let status = try repository.runUnchecked(["status", "--porcelain"])
         if status.status != 0 {

@@ -105,6 +105,7 @@ extension PasswordStore {
             }
             let engine = self.engine
             let mode = configuration.fileMode
+            let progress = self.progress
             // Decryption runs on every core; encryption runs one at a time, because concurrent gpg
             // encryptions queue on the keyring's and trustdb's lock files and end up slower.
             try Parallel.forEach(jobs) { job in
@@ -114,6 +115,7 @@ extension PasswordStore {
                 onEvent(.reencrypted(name: job.name, keyIDs: job.keyIDs))
                 let encrypted = try engine.encrypt(result.get(), to: job.recipients)
                 try FileSystem.atomicWrite(job.file, bytes: encrypted, mode: mode)
+                progress?(index + 1, jobs.count)
             }
 
         }

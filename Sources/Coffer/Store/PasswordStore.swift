@@ -18,6 +18,10 @@ public struct PasswordStore: Sendable {
     /// Where the output of git commits goes (the CLI shows it, as pass does; the library keeps quiet).
     public var gitOutput: GitRepository.Output = .quiet
 
+    /// Told `(done, total)` after each entry of bulk work (re-encryption, ``check(fix:)``), on the calling
+    /// thread, so a program can show progress; `nil` by default.
+    public var progress: (@Sendable (_ done: Int, _ total: Int) -> Void)?
+
     /// The root folder, without a trailing slash.
     public var root: String { configuration.root }
 

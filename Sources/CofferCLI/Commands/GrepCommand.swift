@@ -23,13 +23,18 @@ enum GrepCommand {
         walker.walk(prefix) { files.append($0) }
         // Decrypting and grepping run on every core; results are printed in find's order.
         let engine = store.engine
+        let meter = ProgressMeter(label: "searching", environment: invocation.environment)
+        defer { meter.clear() }
         try Parallel.forEach(files) { file in
             try search(file, engine: engine, arguments: arguments)
         } consume: { index, result in
+            defer { meter.update(done: index + 1, total: files.count) }
             guard case .success(let found) = result else {
+                meter.clear()
                 standardError.line("\(invocation.program): grep: command not found")
                 return
             }
+            if found.diagnostic != nil || !found.grep.standardError.isEmpty { meter.clear() }
             if let diagnostic = found.diagnostic { standardError.line(diagnostic) }
             standardError.write(bytes: found.grep.standardError)
             guard found.decrypted && found.grep.status == 0,
@@ -41,6 +46,7 @@ enum GrepCommand {
                 folder = String(name[...slash])
                 name = String(name[name.index(after: slash)...])
             }
+            meter.clear()
             var results = found.grep.standardOutput.filter { $0 != 0 }
             while results.last == UInt8(ascii: "\n") { results.removeLast() }
             standardOutput.write(

@@ -13,7 +13,13 @@ enum InitCommand {
         }
         if !subfolder.isEmpty { try invocation.checkSneakyPaths(subfolder) }
         invocation.warnAboutUnappliedGPGOptions()
-        try invocation.store.initialize(
-            recipients: parsed.operands, subfolder: subfolder, onEvent: CoreutilsMessages.print)
+        let meter = ProgressMeter(label: "re-encrypting", environment: invocation.environment)
+        try invocation.storeShowingProgress(meter).initialize(
+            recipients: parsed.operands, subfolder: subfolder
+        ) {
+            meter.clear()
+            CoreutilsMessages.print($0)
+        }
+        meter.clear()
     }
 }

@@ -96,7 +96,9 @@ enum FsckCommand {
         let (parsed, failed) = invocation.parseOptions(
             arguments, [.init(short: UInt8(ascii: "f"), long: "fix", argument: .none)])
         guard !failed, parsed.operands.isEmpty else { throw invocation.usage("[--fix,-f]") }
-        let findings = try invocation.store.check(fix: parsed.has("fix"))
+        let meter = ProgressMeter(label: "checking", environment: invocation.environment)
+        let findings = try invocation.storeShowingProgress(meter).check(fix: parsed.has("fix"))
+        meter.clear()
         for finding in findings { standardOutput.line(finding.description) }
         if findings.contains(where: { !$0.fixed }) { throw Exit(1) }
     }

@@ -56,6 +56,22 @@ struct StoreCheckTests {
         #expect(try store.read("wrongkeys").string == "for two\n")
     }
 
+    @Test func findingsComeInWalkOrderAndProgressIsReported() throws {
+        // Every entry in three folders has a loose mode, so each gives one finding; decryption runs on
+        // several workers, and the findings must still come in the order of the walk.
+        let names = ["b", "a", "c"].flatMap { folder in (0..<6).map { "\(folder)/e\($0)" } }
+        for name in names {
+            try store.write(name, SecureBytes(string: name + "\n"))
+            chmod(store.entryPath(name), 0o640)
+        }
+        let log = ProgressLog()
+        var observed = store
+        observed.progress = { log.record($0, $1) }
+        let paths = try observed.check().map(\.path)
+        #expect(paths == names.sorted().map { $0 + ".gpg" })
+        #expect(log.values == (1...19).map { [$0, 19] })
+    }
+
     @Test func theNextWriteRemovesStrayTemporaryFiles() throws {
         try "junk".write(toFile: store.root + "/.x.gpg.coffer-tmp-99")
         try store.write("another", SecureBytes(string: "y\n"))
@@ -69,5 +85,26 @@ struct StoreCheckTests {
         let findings = try store.check()
         #expect(findings.contains { $0.kind == .conflict && $0.path == "merged.gpg" })
         #expect(findings.contains { $0.kind == .git })
+    }
+}
+
+/// The `(done, total)` pairs a store reported, in order.
+final class ProgressLog: @unchecked Sendable {
+    private var recorded: [[Int]] = []
+    private var mutex = pthread_mutex_t()
+
+    init() { pthread_mutex_init(&mutex, nil) }
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    func record(_ done: Int, _ total: Int) {
+        pthread_mutex_lock(&mutex)
+        recorded.append([done, total])
+        pthread_mutex_unlock(&mutex)
+    }
+
+    var values: [[Int]] {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return recorded
     }
 }

@@ -1,0 +1,69 @@
+import Coffer
+import CofferTestSupport
+import Testing
+
+/// No secret reaches a child process's argv or environment, or any file outside the store's ciphertext:
+/// coffer runs with `gpg`, `git` and the editor replaced by wrappers that log their argv and environment.
+@Suite("Secrets stay out of argv, environment and files")
+struct SecretHygieneTests {
+    @Test func childProcessesNeverSeeASecret() throws {
+        let sandbox = try GPGSandbox()
+        let binary = try CofferBinary.path()
+        let wrappers = sandbox.directory + "/wrappers"
+        let log = sandbox.directory + "/children.log"
+        let temporary = sandbox.directory + "/tmp"
+        var path = sandbox.environment["PATH"] ?? "/usr/bin:/bin"
+        var script = "mkdir -p \"$1\" \"$3\" && for p in gpg git; do real=$(command -v $p) || exit 1; "
+        script +=
+            "printf '#!/bin/sh\\n{ printf \"argv:\"; for a in \"$0\" \"$@\"; do printf \" [%%s]\" \"$a\"; done; "
+        script +=
+            "echo; env; } >> %s\\nexec %s \"$@\"\\n' \"$2\" \"$real\" > \"$1/$p\" && chmod +x \"$1/$p\"; done"
+        try sandbox.check(["sh", "-c", script, "sh", wrappers, log, temporary])
+        // The editor writes the edited secret and logs what it was started with, like the wrappers.
+        let editor = wrappers + "/editor"
+        try sandbox.check([
+            "sh", "-c",
+            "printf '#!/bin/sh\\n{ echo \"argv: $0 $*\"; env; } >> %s\\nprintf \"edited-6f1d2b\\\\nuser: me\\\\n\" > \"$1\"\\n' "
+                + "\"$2\" > \"$1\" && chmod +x \"$1\"",
+            "sh", editor, log,
+        ])
+        path = wrappers + ":" + path
+        let environment = ["PATH": path, "EDITOR": editor, "TMPDIR": temporary]
+        func coffer(_ arguments: [String], input: String = "") throws -> String {
+            let output = try sandbox.run(
+                [binary] + arguments, input: Array(input.utf8), environment: environment)
+            #expect(output.status == 0, "coffer \(arguments.joined(separator: " ")): \(output.errorText)")
+            return output.outputText
+        }
+        _ = try coffer(["init", sandbox.keys[0].email])
+        _ = try coffer(["git", "init"])
+        _ = try coffer(["insert", "-m", "web/site"], input: "inserted-93ac71\nlogin: someone\n")
+        _ = try coffer(["generate", "web/generated", "32"])
+        _ = try coffer(["edit", "web/site"])
+        _ = try coffer(["cp", "web/site", "web/copy"])
+        _ = try coffer(["generate", "--in-place", "web/copy", "28"])
+        let shown = try coffer(["show", "web/site"])
+        #expect(shown == "edited-6f1d2b\nuser: me")
+        let generated = try coffer(["show", "web/generated"])
+        let regenerated = String(try coffer(["show", "web/copy"]).prefix(28))
+        _ = try coffer(["git", "log", "--oneline"])
+        #expect(generated.count == 32 && regenerated.count == 28)
+
+        let secrets = ["inserted-93ac71", "edited-6f1d2b", generated, regenerated]
+        let logged = try sandbox.read(log)
+        let text = String(decoding: logged, as: UTF8.self)
+        // The wrappers did run: gpg encrypted and decrypted, git committed, the editor started.
+        for expected in ["--decrypt", "--encrypt", "[commit]", "argv: " + editor] {
+            #expect(text.contains(expected), "no child logged \(expected)")
+        }
+        for secret in secrets {
+            let seen = text.contains(secret)
+            #expect(!seen, "a child process saw a secret in its argv or environment (see \(log))")
+            // Nor in a file: the keyring, HOME, TMPDIR and the store are searched (not the editor holding it).
+            let files = try sandbox.run([
+                "grep", "-rlaF", "--exclude-dir=wrappers", "--", secret, sandbox.directory,
+            ])
+            #expect(files.outputText.isEmpty, "secret found in \(files.outputText)")
+        }
+    }
+}
