@@ -194,6 +194,23 @@ struct CLIUnitTests {
                 == nil)
         #expect(colors.linkAsTarget)
         #expect(!TreeColors(environment: [:]).enabled)
+        // Endings are searched last-given first; an empty ending matches every file.
+        let endings = TreeColors(environment: ["TERM": "xterm", "LS_COLORS": "*=33:*.gpg=35:*pg=36"])
+        func color(_ name: String) -> String? {
+            endings.start(mode: S_IFREG | 0o600, name: Array(name.utf8), orphan: false, isLinkTarget: false)
+                .map { String(decoding: $0, as: UTF8.self) }
+        }
+        #expect(color("a.gpg") == "\u{1b}[36m")
+        #expect(color("a.txt") == "\u{1b}[33m")
+        #expect(color("") == "\u{1b}[33m")
+        let builtIn = TreeColors(environment: ["TERM": "xterm"])
+        #expect(
+            builtIn.start(
+                mode: S_IFREG | 0o600, name: Array("x.tar.gz".utf8), orphan: false, isLinkTarget: false)
+                == Array("\u{1b}[01;31m".utf8))
+        #expect(
+            builtIn.start(mode: S_IFREG | 0o700, name: Array("x.gz".utf8), orphan: false, isLinkTarget: false)
+                == Array("\u{1b}[01;32m".utf8))
     }
 
     @Test("dirname, program names and sleep durations")

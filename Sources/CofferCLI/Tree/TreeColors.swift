@@ -32,8 +32,13 @@ struct TreeColors {
     /// Whether names are coloured at all.
     private(set) var enabled = false
     private var codes: [Key: [UInt8]] = [:]
-    /// Name endings and their codes, the last given first (tree searches them in that order).
-    private var extensions: [(ending: [UInt8], code: [UInt8])] = []
+    /// Name endings and their whole escape sequences, the last given first (tree searches them in that
+    /// order), filed under their last byte so that a name is compared with the endings it can have only.
+    private var extensions: [[(ending: [UInt8], sequence: [UInt8])]] = []
+    /// Whether an empty ending (`*=...`, matching every file) was given; then the buckets are not enough.
+    private var hasEmptyEnding = false
+    /// The whole escape sequence of each key that has a code, made once.
+    private var sequences: [Key: [UInt8]] = [:]
     /// `ln=target`: colour a link as what it points to.
     private(set) var linkAsTarget = false
 
@@ -43,12 +48,13 @@ struct TreeColors {
         var scheme = environment["TREE_COLORS"] ?? environment["LS_COLORS"] ?? ""
         if scheme.isEmpty { scheme = Self.builtIn }
         enabled = true
+        var endings: [(ending: [UInt8], code: [UInt8])] = []
         for item in scheme.utf8.split(separator: UInt8(ascii: ":")) {
             let parts = item.split(separator: UInt8(ascii: "="))
             guard let name = parts.first else { continue }
             let value = parts.count > 1 ? Array(parts[1]) : nil
             if name.first == UInt8(ascii: "*") {
-                if let value { extensions.insert((Array(name.dropFirst()), value), at: 0) }
+                if let value { endings.insert((Array(name.dropFirst()), value), at: 0) }
                 continue
             }
             guard let key = Key(rawValue: String(decoding: name, as: UTF8.self)) else { continue }
@@ -64,6 +70,21 @@ struct TreeColors {
         if codes[.reset] == nil { codes[.reset] = [UInt8(ascii: "0")] }
         if codes[.endCode] == nil {
             codes[.endCode] = codes[.leftCode]! + codes[.reset]! + codes[.rightCode]!
+        }
+        let (left, right) = (codes[.leftCode]!, codes[.rightCode]!)
+        for (key, code) in codes { sequences[key] = left + code + right }
+        extensions = Array(repeating: [], count: 256)
+        for (ending, code) in endings {
+            let sequence = left + code + right
+            if let last = ending.last {
+                extensions[Int(last)].append((ending, sequence))
+            } else {
+                hasEmptyEnding = true
+            }
+        }
+        if hasEmptyEnding {
+            // Keep tree's order across all endings: one bucket holding every ending, searched for every name.
+            extensions = [endings.map { ($0.ending, left + $0.code + right) }]
         }
     }
 
@@ -93,10 +114,10 @@ struct TreeColors {
             if mode & S_ISUID != 0, let code = sequence(.setUID) { return code }
             if mode & S_ISGID != 0, let code = sequence(.setGID) { return code }
             if mode & (S_IXUSR | S_IXGRP | S_IXOTH) != 0, let code = sequence(.executable) { return code }
-            // tree compares the name's last bytes with each ending; no copies here, as this runs per file.
-            for (ending, code) in extensions
-            where name.count >= ending.count && name.suffix(ending.count).elementsEqual(ending) {
-                return codes[.leftCode]! + code + codes[.rightCode]!
+            // tree compares the name's last bytes with each ending, in order.
+            if let last = name.last ?? (hasEmptyEnding ? 0 : nil) {
+                let bucket = hasEmptyEnding ? extensions[0] : extensions[Int(last)]
+                for (ending, sequence) in bucket where Self.name(name, endsWith: ending) { return sequence }
             }
             return sequence(.file)
         default:
@@ -104,8 +125,18 @@ struct TreeColors {
         }
     }
 
-    private func sequence(_ key: Key) -> [UInt8]? {
-        guard let code = codes[key] else { return nil }
-        return codes[.leftCode]! + code + codes[.rightCode]!
+    private func sequence(_ key: Key) -> [UInt8]? { sequences[key] }
+
+    /// Whether `name`'s last bytes are `ending`.
+    private static func name(_ name: [UInt8], endsWith ending: [UInt8]) -> Bool {
+        guard name.count >= ending.count else { return false }
+        return name.withUnsafeBytes { nameBytes in
+            ending.withUnsafeBytes { endingBytes in
+                endingBytes.isEmpty
+                    || memcmp(
+                        nameBytes.baseAddress! + (nameBytes.count - endingBytes.count),
+                        endingBytes.baseAddress!, endingBytes.count) == 0
+            }
+        }
     }
 }

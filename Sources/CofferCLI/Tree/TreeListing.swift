@@ -1,3 +1,5 @@
+import Coffer
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -114,6 +116,8 @@ struct TreeListing {
         var device: dev_t
         var inode: ino_t
         var isDirectory: Bool
+        /// Whether what the item leads to is a folder, as the pattern filter sees it.
+        var leadsToDirectory: Bool
         var link: [UInt8]?
         var orphan: Bool
         var error: String?
@@ -129,6 +133,10 @@ struct TreeListing {
 
     private var seen = Set<FileIdentity>()
     private var output: [UInt8] = []
+    /// The line being built, reused for every line.
+    private var line: [UInt8] = []
+    /// Folders read ahead on every core (unfiltered), by path.
+    private var readAhead: [[UInt8]: [Item]] = [:]
 
     private struct FileIdentity: Hashable {
         var device: dev_t
@@ -150,6 +158,8 @@ struct TreeListing {
         var info = stat()
         guard lstat(Self.cPath(path), &info) == 0 else { return [] }
         seen.insert(FileIdentity(device: info.st_dev, inode: info.st_ino))
+        readAhead = Self.readTree(path)
+        defer { readAhead = [:] }
         var levels = [Int](repeating: 0, count: 2)
         if pattern != nil {
             var error: String?
@@ -164,47 +174,95 @@ struct TreeListing {
 
     // MARK: - Reading
 
-    /// The visible items of a folder, unsorted; `nil` when it cannot be opened.
+    /// The visible items of a folder, unsorted, from the read-ahead when it has them; `nil` when the
+    /// folder cannot be opened.
     private func readFolder(_ path: [UInt8], usePattern: Bool) -> [Item]? {
+        guard let items = readAhead[path] else {
+            return Self.readFolder(path, pattern: usePattern ? pattern : nil)
+        }
+        guard usePattern, let pattern else { return items }
+        return items.filter { item in
+            item.mode & S_IFMT == S_IFDIR || item.leadsToDirectory
+                || pattern.matches(item.name, isDirectory: item.leadsToDirectory)
+        }
+    }
+
+    /// Reads the folders at and below `root` (not through links) on every core, a level at a time.
+    ///
+    /// Examining ten thousand entries is mostly the kernel's work for each `fstatat`; spread over the
+    /// cores it takes a fraction of the time. The listing itself still runs in tree's order afterwards.
+    private static func readTree(_ root: [UInt8]) -> [[UInt8]: [Item]] {
+        var found: [[UInt8]: [Item]] = [:]
+        var level = [root]
+        while !level.isEmpty {
+            let folders = level
+            level = []
+            // One window for the whole level: everything read is kept anyway.
+            try? Parallel.forEach(folders, window: folders.count) { path in
+                readFolder(path, pattern: nil)
+            } consume: { index, result in
+                guard case .success(let read) = result, let items = read else { return }
+                found[folders[index]] = items
+                for item in items where item.link == nil && item.isDirectory {
+                    level.append(join(folders[index], item.name))
+                }
+            }
+        }
+        return found
+    }
+
+    /// The visible items of a folder as read from the disk, unsorted, those `pattern` leaves out left
+    /// out; `nil` when it cannot be opened.
+    ///
+    /// Items are examined relative to the open folder (`fstatat`), so the kernel does not walk the whole
+    /// path again for each of them.
+    private static func readFolder(_ path: [UInt8], pattern: TreePattern?) -> [Item]? {
         guard let folder = opendir(Self.cPath(path)) else { return nil }
         defer { closedir(folder) }
+        let descriptor = dirfd(folder)
         var items: [Item] = []
         while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                Array(raw.prefix(while: { $0 != 0 }))
+            let item = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
+                tuple.withMemoryRebound(to: CChar.self, capacity: 256) { name -> Item? in
+                    if name[0] == CChar(UInt8(ascii: ".")) { return nil }
+                    return describe(name, at: descriptor, pattern: pattern)
+                }
             }
-            if name.first == UInt8(ascii: ".") { continue }
-            if let item = describe(name, in: path, usePattern: usePattern) { items.append(item) }
+            if let item { items.append(item) }
         }
         return items
     }
 
-    /// tree's `getinfo`: the item, or `nil` when it cannot be examined or the pattern leaves it out.
-    private func describe(_ name: [UInt8], in folder: [UInt8], usePattern: Bool) -> Item? {
-        let pathString = Self.cPath(Self.join(folder, name))
+    /// tree's `getinfo`: the item `name` of the folder open as `folder`, or `nil` when it cannot be
+    /// examined or the pattern leaves it out.
+    private static func describe(_ cName: UnsafePointer<CChar>, at folder: Int32, pattern: TreePattern?)
+        -> Item?
+    {
         var linkInfo = stat()
-        guard lstat(pathString, &linkInfo) == 0 else { return nil }
+        guard fstatat(folder, cName, &linkInfo, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        let name = UnsafeRawBufferPointer(start: cName, count: strlen(cName))
         var info = linkInfo
         var resolves = true
         let isLink = linkInfo.st_mode & S_IFMT == S_IFLNK
-        if isLink && stat(pathString, &info) != 0 {
+        if isLink && fstatat(folder, cName, &info, 0) != 0 {
             info = stat()
             resolves = false
         }
         let isDirectory = info.st_mode & S_IFMT == S_IFDIR
-        if usePattern, let pattern, linkInfo.st_mode & S_IFMT != S_IFDIR, !isDirectory,
-            !pattern.matches(name, isDirectory: isDirectory)
+        if let pattern, linkInfo.st_mode & S_IFMT != S_IFDIR, !isDirectory,
+            !pattern.matches(Array(name), isDirectory: isDirectory)
         {
             return nil
         }
         var item = Item(
-            name: name, mode: linkInfo.st_mode, targetMode: info.st_mode, device: info.st_dev,
-            inode: info.st_ino, isDirectory: isDirectory, link: nil, orphan: false)
+            name: Array(name), mode: linkInfo.st_mode, targetMode: info.st_mode, device: info.st_dev,
+            inode: info.st_ino, isDirectory: isDirectory, leadsToDirectory: isDirectory, link: nil,
+            orphan: false)
         if isLink {
             var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
             let count = buffer.withUnsafeMutableBufferPointer { raw in
                 raw.baseAddress!.withMemoryRebound(to: CChar.self, capacity: raw.count) {
-                    readlink(pathString, $0, raw.count - 1)
+                    readlinkat(folder, cName, $0, raw.count - 1)
                 }
             }
             if count < 0 {
@@ -218,7 +276,20 @@ struct TreeListing {
         return item
     }
 
+    /// `items` in tree's order: names compared with `strcoll`.
     private func sorted(_ items: [Item]) -> [Item] {
+        if Self.collatesBytewise {
+            // strcoll in these locales compares bytes, as memcmp does (then the shorter name first).
+            return items.sorted { left, right in
+                left.name.withUnsafeBufferPointer { a in
+                    right.name.withUnsafeBufferPointer { b in
+                        let common = min(a.count, b.count)
+                        let order = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
+                        return order != 0 ? order < 0 : a.count < b.count
+                    }
+                }
+            }
+        }
         // NUL-terminated copies made once, not in every comparison; the sort moves indices, not items.
         let keys: [[CChar]] = items.map { $0.name.map { CChar(bitPattern: $0) } + [0] }
         let order = keys.indices.sorted { left, right in
@@ -228,6 +299,12 @@ struct TreeListing {
         }
         return order.map { items[$0] }
     }
+
+    /// Whether the collation locale orders strings by their bytes (`C`, `POSIX`, glibc's `C.UTF-8`).
+    private static let collatesBytewise: Bool = {
+        guard let name = setlocale(LC_COLLATE, nil) else { return true }
+        return ["C", "POSIX", "C.UTF-8", "C.utf8"].contains(String(cString: name))
+    }()
 
     /// Where a folder item leads: its own path, or (for a link) the link's target.
     private static func destination(of item: Item, in folder: [UInt8]) -> [UInt8] {
@@ -310,12 +387,14 @@ struct TreeListing {
         while levels.count <= level + 1 { levels.append(0) }
         levels[level] = items.count > 1 ? 1 : 2
         for (position, item) in items.enumerated() {
-            var line = indentation(level: level, levels: levels)
+            line.removeAll(keepingCapacity: true)
+            appendIndentation(level: level, levels: levels)
             var descend = false
             var error: String?
             var children: [Item]?
-            var next = Self.join(path, item.name)
+            var next: [UInt8] = []
             if item.isDirectory {
+                next = Self.join(path, item.name)
                 let identity = FileIdentity(device: item.device, inode: item.inode)
                 let found = seen.contains(identity)
                 if !found { seen.insert(identity) }
@@ -339,9 +418,10 @@ struct TreeListing {
                     if children == nil { descend = false }
                 }
             }
-            line += name(of: item)
+            appendName(of: item)
             if let error { line += Array("  [\(error)]".utf8) }
-            output += Self.strippingGPG(line) + [UInt8(ascii: "\n")]
+            Self.appendStrippingGPG(line, to: &output)
+            output.append(UInt8(ascii: "\n"))
             if descend, let children {
                 list(next, children, level: level + 1, levels: &levels, full: full)
             }
@@ -350,71 +430,91 @@ struct TreeListing {
         levels[level] = 0
     }
 
-    private func indentation(level: Int, levels: [Int]) -> [UInt8] {
-        var result: [UInt8] = []
+    private mutating func appendIndentation(level: Int, levels: [Int]) {
         var index = 1
         while index <= level && levels[index] != 0 {
             if levels[index + 1] != 0 {
-                result += levels[index] == 1 ? lines.vertical : Array("   ".utf8)
+                if levels[index] == 1 {
+                    line += lines.vertical
+                } else {
+                    line += Self.threeSpaces
+                }
             } else {
-                result += levels[index] == 1 ? lines.branch : lines.corner
+                line += levels[index] == 1 ? lines.branch : lines.corner
             }
-            result.append(UInt8(ascii: " "))
+            line.append(UInt8(ascii: " "))
             index += 1
         }
-        return result
     }
 
-    private func name(of item: Item) -> [UInt8] {
-        var result: [UInt8] = []
+    private static let threeSpaces = Array("   ".utf8)
+    private static let arrow = Array(" -> ".utf8)
+
+    private mutating func appendName(of item: Item) {
         let mode = item.link != nil && colors.linkAsTarget ? item.targetMode : item.mode
         let start = colors.start(mode: mode, name: item.name, orphan: item.orphan, isLinkTarget: false)
-        result += start ?? []
-        result += item.name
-        if start != nil { result += colors.end }
+        if let start { line += start }
+        line += item.name
+        if start != nil { line += colors.end }
         if let link = item.link {
-            result += Array(" -> ".utf8)
+            line += Self.arrow
             let linkStart = colors.start(
                 mode: item.targetMode, name: link, orphan: item.orphan, isLinkTarget: true)
-            result += linkStart ?? []
-            result += link
-            if linkStart != nil { result += colors.end }
+            if let linkStart { line += linkStart }
+            line += link
+            if linkStart != nil { line += colors.end }
         }
-        return result
     }
 
     /// pass's `sed -E 's/\.gpg(\x1B\[[0-9]+m)?( ->|$)/\1\2/g'` on one line.
     static func strippingGPG(_ line: [UInt8]) -> [UInt8] {
-        let suffix = Array(".gpg".utf8)
         var result: [UInt8] = []
-        var index = 0
-        func endsMatch(at position: Int) -> Bool {
-            position == line.count
-                || (position + 3 <= line.count && Array(line[position..<(position + 3)]) == Array(" ->".utf8))
-        }
-        while index < line.count {
-            if index + 4 <= line.count && Array(line[index..<(index + 4)]) == suffix {
-                let after = index + 4
-                // The optional colour: ESC [ digits m.
-                if after + 2 < line.count && line[after] == 0x1b && line[after + 1] == UInt8(ascii: "[") {
-                    var digits = after + 2
-                    while digits < line.count && (48...57).contains(line[digits]) { digits += 1 }
-                    if digits > after + 2 && digits < line.count && line[digits] == UInt8(ascii: "m")
-                        && endsMatch(at: digits + 1)
-                    {
-                        result += line[after...digits]
-                        index = digits + 1
-                        continue
-                    }
-                }
-                if endsMatch(at: after) {
-                    index = after
+        appendStrippingGPG(line, to: &result)
+        return result
+    }
+
+    /// ``strippingGPG(_:)``, appending to `result` (one pass, no copies: it runs for every line).
+    static func appendStrippingGPG(_ line: [UInt8], to result: inout [UInt8]) {
+        line.withUnsafeBufferPointer { bytes in
+            let count = bytes.count
+            /// Whether ` ->` or the end of the line is at `position`.
+            func endsMatch(at position: Int) -> Bool {
+                position == count
+                    || (position + 3 <= count && bytes[position] == UInt8(ascii: " ")
+                        && bytes[position + 1] == UInt8(ascii: "-")
+                        && bytes[position + 2] == UInt8(ascii: ">"))
+            }
+            var index = 0
+            var copied = 0
+            while index + 4 <= count {
+                guard bytes[index] == UInt8(ascii: "."), bytes[index + 1] == UInt8(ascii: "g"),
+                    bytes[index + 2] == UInt8(ascii: "p"), bytes[index + 3] == UInt8(ascii: "g")
+                else {
+                    index += 1
                     continue
                 }
+                let after = index + 4
+                var resume: Int?
+                // The optional colour: ESC [ digits m.
+                if after + 2 < count && bytes[after] == 0x1b && bytes[after + 1] == UInt8(ascii: "[") {
+                    var digits = after + 2
+                    while digits < count && (48...57).contains(bytes[digits]) { digits += 1 }
+                    if digits > after + 2 && digits < count && bytes[digits] == UInt8(ascii: "m")
+                        && endsMatch(at: digits + 1)
+                    {
+                        resume = after
+                    }
+                }
+                if resume == nil && endsMatch(at: after) { resume = after }
+                if let resume {
+                    result.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[copied..<index]))
+                    copied = resume
+                    index = resume
+                } else {
+                    index += 1
+                }
             }
-            result.append(line[index])
-            index += 1
+            result.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[copied..<count]))
         }
-        return result
     }
 }
