@@ -1,5 +1,3 @@
-import Dispatch
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -8,67 +6,154 @@ import Dispatch
 
 /// Runs independent work on several threads and hands the results back in input order.
 ///
-/// Work goes in windows of a few items per worker, so memory stays bounded whatever the number of
-/// items, and `consume` sees results in the order of `items`, one at a time, on the calling thread.
+/// Workers take items in order and run ahead of the consumer by at most a window of items, so memory
+/// stays bounded whatever the number of items, and no worker waits for a slow neighbour: `consume` sees
+/// results in the order of `items`, one at a time, on the calling thread, while the workers go on.
 public enum Parallel {
     /// The number of workers: the online processors (`COFFER_JOBS` overrides), at least 1.
     public static var workerCount: Int {
-        if let value = environmentValue("COFFER_JOBS").flatMap(Int.init), value > 0 { return value }
+        if let value = configuredJobs { return value }
         return max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+    }
+
+    /// `COFFER_JOBS`, when it is a positive number.
+    private static var configuredJobs: Int? {
+        environmentValue("COFFER_JOBS").flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil }
     }
 
     /// Transforms every item on `workers` threads; `consume` gets `(index, result)` in order.
     ///
-    /// Errors thrown by `transform` are handed to `consume` as failed results; an error thrown by
-    /// `consume` stops the run after the current window.
+    /// At most `window` (by default four per worker) results are finished or in progress beyond the one
+    /// `consume` waits for. Errors thrown by `transform` are handed to `consume` as failed results; an
+    /// error thrown by `consume` stops the workers (items already started finish) and is rethrown.
     public static func forEach<Item: Sendable, Output>(
         _ items: [Item], workers: Int = workerCount, window: Int? = nil,
-        transform: @Sendable (Item) throws -> Output,
+        transform: @escaping @Sendable (Item) throws -> Output,
         consume: (Int, Result<Output, any Error>) throws -> Void
     ) throws {
-        let windowSize = max(1, window ?? workers * 4)
-        var start = 0
-        while start < items.count {
-            let end = min(start + windowSize, items.count)
-            let slots = ResultSlots<Output>(count: end - start)
-            let base = start
-            if workers <= 1 || end - start == 1 {
-                for index in base..<end { slots.set(index - base, Result { try transform(items[index]) }) }
-            } else {
-                DispatchQueue.concurrentPerform(iterations: end - start) { offset in
-                    slots.set(offset, Result { try transform(items[base + offset]) })
-                }
+        if workers <= 1 || items.count <= 1 {
+            for index in items.indices { try consume(index, Result { try transform(items[index]) }) }
+            return
+        }
+        let state = Pipeline<Output>(count: items.count, window: max(1, window ?? workers * 4))
+        // Threads of their own, not Dispatch's pool: a caller already on a pool thread must not wait for
+        // workers that the pool never starts.
+        var threads: [WorkerThread] = []
+        defer {
+            state.stop()
+            for thread in threads { thread.join() }
+        }
+        for _ in 0..<min(workers, items.count) {
+            threads.append(
+                try WorkerThread {
+                    while let index = state.nextIndex() {
+                        state.finish(index, Result { try transform(items[index]) })
+                    }
+                })
+        }
+        for index in items.indices { try consume(index, state.take(index)) }
+    }
+
+    /// A POSIX thread running one closure, joined by ``join()``.
+    private final class WorkerThread {
+        #if canImport(Darwin)
+            private var thread: pthread_t?
+        #else
+            private var thread = pthread_t()
+        #endif
+        private var joined = false
+
+        init(_ body: @escaping @Sendable () -> Void) throws {
+            let context = Unmanaged.passRetained(Box(body)).toOpaque()
+            let status = pthread_create(
+                &thread, nil,
+                { context in
+                    let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
+                    box.body()
+                    return nil
+                }, context)
+            guard status == 0 else {
+                Unmanaged<Box>.fromOpaque(context).release()
+                throw CofferError(.io, "cannot start a worker thread: \(String(cString: strerror(status)))")
             }
-            for offset in 0..<(end - start) { try consume(base + offset, slots.take(offset)) }
-            start = end
+        }
+
+        func join() {
+            guard !joined else { return }
+            joined = true
+            #if canImport(Darwin)
+                if let thread { pthread_join(thread, nil) }
+            #else
+                pthread_join(thread, nil)
+            #endif
+        }
+
+        private final class Box {
+            let body: @Sendable () -> Void
+            init(_ body: @escaping @Sendable () -> Void) { self.body = body }
         }
     }
 
-    /// One result slot per item of a window; each slot is written by exactly one worker.
-    private final class ResultSlots<Output>: @unchecked Sendable {
-        private var slots: [Result<Output, any Error>?]
+    /// The shared state of one run: the next item to start, the finished results, and how far the
+    /// consumer has got.
+    private final class Pipeline<Output>: @unchecked Sendable {
+        private var results: [Result<Output, any Error>?]
+        private let window: Int
+        private var next = 0
+        private var consumed = 0
+        private var stopped = false
         private var mutex = pthread_mutex_t()
+        private var changed = pthread_cond_t()
 
-        init(count: Int) {
-            slots = Array(repeating: nil, count: count)
+        init(count: Int, window: Int) {
+            results = Array(repeating: nil, count: count)
+            self.window = window
             pthread_mutex_init(&mutex, nil)
+            pthread_cond_init(&changed, nil)
         }
 
-        deinit { pthread_mutex_destroy(&mutex) }
+        deinit {
+            pthread_cond_destroy(&changed)
+            pthread_mutex_destroy(&mutex)
+        }
 
-        func set(_ index: Int, _ result: Result<Output, any Error>) {
+        /// The next item for a worker, once it is within the window; `nil` when there is none left.
+        func nextIndex() -> Int? {
             pthread_mutex_lock(&mutex)
-            slots[index] = result
+            defer { pthread_mutex_unlock(&mutex) }
+            while !stopped && next < results.count && next > consumed + window {
+                pthread_cond_wait(&changed, &mutex)
+            }
+            guard !stopped && next < results.count else { return nil }
+            next += 1
+            return next - 1
+        }
+
+        func finish(_ index: Int, _ result: Result<Output, any Error>) {
+            pthread_mutex_lock(&mutex)
+            results[index] = result
+            pthread_cond_broadcast(&changed)
             pthread_mutex_unlock(&mutex)
         }
 
+        /// Waits for item `index`'s result and hands it over, letting the workers move on.
         func take(_ index: Int) -> Result<Output, any Error> {
             pthread_mutex_lock(&mutex)
-            defer {
-                slots[index] = nil
-                pthread_mutex_unlock(&mutex)
-            }
-            return slots[index]!
+            defer { pthread_mutex_unlock(&mutex) }
+            while results[index] == nil { pthread_cond_wait(&changed, &mutex) }
+            let result = results[index]!
+            results[index] = nil
+            consumed = index + 1
+            pthread_cond_broadcast(&changed)
+            return result
+        }
+
+        /// Tells the workers to start nothing more.
+        func stop() {
+            pthread_mutex_lock(&mutex)
+            stopped = true
+            pthread_cond_broadcast(&changed)
+            pthread_mutex_unlock(&mutex)
         }
     }
 }
