@@ -41,6 +41,15 @@ struct BadInputTests {
             description: "sneaky path", arguments: ["insert", "-e", "../outside"], input: "x\n",
             mentions: "sneaky path"),
         Case(
+            description: "sneaky path in the middle", arguments: ["insert", "-e", "a/../../outside"],
+            input: "x\n", mentions: "sneaky path"),
+        Case(
+            description: "sneaky move destination", arguments: ["mv", "good", "../outside"],
+            mentions: "sneaky path"),
+        Case(
+            description: "sneaky copy source", arguments: ["cp", "good/..", "copy"], mentions: "sneaky path"),
+        Case(description: "sneaky removal", arguments: ["rm", "-rf", ".."], mentions: "sneaky path"),
+        Case(
             description: "write through a symlink leaving the store",
             prepare: "ln -s \"$SANDBOX\" \"$STORE/escape\"", arguments: ["insert", "-e", "escape/x"],
             input: "x\n",

@@ -69,6 +69,20 @@ struct PasswordStoreTests {
         #expect(throws: CofferError.self) { try store.read(name) }
     }
 
+    /// Names a command line cannot carry (NUL) or that no file system takes are refused by the library,
+    /// before anything is created.
+    @Test(arguments: [
+        "a\u{0}b", "dir/a\u{0}b", "bell\u{7}", "del\u{7f}", String(repeating: "d/", count: 2100) + "x",
+    ])
+    func unwritableNamesAreRefused(name: String) throws {
+        #expect {
+            try store.write(name, SecureBytes(string: "x"))
+        } throws: { error in
+            (error as? CofferError)?.code == .invalidName
+        }
+        #expect(try FileSystem.contents(of: store.root).sorted() == [".gpg-id"])
+    }
+
     @Test func writeThroughSymlinkOutsideIsRefused() throws {
         let outside = sandbox.directory + "/outside"
         mkdir(outside, 0o700)
