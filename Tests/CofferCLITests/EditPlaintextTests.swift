@@ -77,6 +77,27 @@ struct EditPlaintextTests {
             return Array(Set(found)).sorted()
         }
 
+        /// Starts `coffer edit` with an editor that waits, and returns coffer's pid (a process group
+        /// leader) and the temporary file once the editor has it open (`nil` when it never started).
+        func startWaitingEdit() throws -> (pid: pid_t, temporaryFile: String?) {
+            let pid = try TestProcess.start(
+                ["coffer", "edit", entry], environment: environment(editor: "edit-hang"),
+                directory: sandbox.home)
+            let deadline = TestProcess.monotonicSeconds() + 20
+            while !TestFiles.exists(readyFile) && TestProcess.monotonicSeconds() < deadline {
+                usleep(50_000)
+            }
+            usleep(100_000)
+            return (pid, TestFiles.read(readyFile).map { String(decoding: $0, as: UTF8.self) })
+        }
+
+        /// Runs coffer with `arguments` (no editor involved).
+        func coffer(_ arguments: [String]) throws -> ProcessResult {
+            try TestProcess.run(
+                ["coffer"] + arguments, environment: environment(editor: "edit-add"), directory: sandbox.home,
+                timeout: 30)
+        }
+
         /// The entry decrypted.
         func stored() throws -> String {
             try TestProcess.run(
@@ -116,23 +137,16 @@ struct EditPlaintextTests {
     func afterTermination() async throws {
         let outcome = try await BlockingGate.shared.run { () -> TerminationOutcome in
             let context = try Context()
-            let pid = try TestProcess.start(
-                ["coffer", "edit", context.entry], environment: context.environment(editor: "edit-hang"),
-                directory: context.sandbox.home)
+            let (pid, path) = try context.startWaitingEdit()
             var ended = false
             defer {
                 kill(-pid, SIGKILL)
                 if !ended { TestProcess.waitFor(pid) }
             }
             var outcome = TerminationOutcome()
-            let deadline = TestProcess.monotonicSeconds() + 20
-            while !TestFiles.exists(context.readyFile) && TestProcess.monotonicSeconds() < deadline {
-                usleep(50_000)
-            }
-            usleep(100_000)
-            guard let path = TestFiles.read(context.readyFile) else { return outcome }
+            guard let path else { return outcome }
             outcome.editorStarted = true
-            outcome.temporaryFile = String(decoding: path, as: UTF8.self)
+            outcome.temporaryFile = path
             outcome.tracesWhileEditing = try context.traces()
             kill(pid, SIGTERM)
             let exitDeadline = TestProcess.monotonicSeconds() + 10
@@ -153,6 +167,59 @@ struct EditPlaintextTests {
         #expect(!outcome.temporaryFileLeft, "\(outcome.temporaryFile) is still there")
         #expect(outcome.traces == [])
         #expect(outcome.stored == "\(outcome.plaintext)\nurl: https://plain.example\n")
+    }
+
+    @Test("After SIGKILL: fsck reports the plaintext left behind, fsck --fix and the next edit remove it")
+    func afterKill() async throws {
+        let outcome = try await BlockingGate.shared.run { () -> KillOutcome in
+            let context = try Context()
+            var outcome = KillOutcome()
+            for round in 0..<2 {
+                let (pid, path) = try context.startWaitingEdit()
+                kill(-pid, SIGKILL)
+                TestProcess.waitFor(pid)
+                guard let path else { return outcome }
+                unlink(context.readyFile)
+                let folder = String(path[..<path.lastIndex(of: "/")!])
+                outcome.leftBehind.append(TestFiles.exists(path))
+                // Folders younger than two seconds are left alone (one may be in the making).
+                sleep(3)
+                if round == 0 {
+                    let report = try context.coffer(["fsck"])
+                    outcome.reportStatus = report.status
+                    outcome.reported = report.outputText.contains(
+                        "\(folder): plaintext left by an interrupted edit")
+                    outcome.keptByReport = TestFiles.exists(path)
+                    let fixed = try context.coffer(["fsck", "--fix"])
+                    outcome.fixed = fixed.outputText.contains(
+                        "\(folder): plaintext left by an interrupted edit (fixed)")
+                } else {
+                    outcome.editStatus = try context.edit(with: "edit-add").status
+                }
+                outcome.removed.append(!TestFiles.exists(folder))
+            }
+            outcome.traces = try context.traces()
+            return outcome
+        }
+        #expect(
+            outcome.leftBehind == [true, true], "SIGKILL cannot be caught: the file must be there to find")
+        #expect(outcome.reportStatus == 1 && outcome.reported && outcome.keptByReport)
+        #expect(outcome.fixed)
+        #expect(outcome.editStatus == 0)
+        #expect(outcome.removed == [true, true])
+        #expect(outcome.traces == [])
+    }
+
+    /// What the SIGKILL test saw.
+    struct KillOutcome: Sendable {
+        var leftBehind: [Bool] = []
+        var reportStatus: Int32 = -1
+        var reported = false
+        var keptByReport = false
+        var fixed = false
+        var editStatus: Int32 = -1
+        var removed: [Bool] = []
+        var traces: [String] = []
     }
 
     /// What the SIGTERM test saw.

@@ -21,29 +21,56 @@ enum StoreLock {
             defer { registry.leave(path) }
             return try body()
         }
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { throw FileSystem.error("cannot open the store lock", path) }
-        defer { close(descriptor) }
         let deadline = monotonicSeconds() + timeout
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else { throw FileSystem.error("cannot lock", path) }
-            if monotonicSeconds() > deadline {
-                let holder =
-                    (try? FileSystem.readFile(path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-                let pid = holder.split(separator: "\n").first.map(String.init) ?? "?"
-                throw CofferError(
-                    .locked,
-                    "the password store is locked by process \(pid.isEmpty ? "?" : pid); try again later")
-            }
-            usleep(20_000)
+        let descriptor = try acquire(path, deadline: deadline)
+        defer {
+            // Unlinked while still held: a writer waiting on this file finds it gone and makes a new one,
+            // so lock files do not pile up, one per store ever used.
+            unlink(path)
+            flock(descriptor, LOCK_UN)
+            close(descriptor)
         }
-        defer { flock(descriptor, LOCK_UN) }
         ftruncate(descriptor, 0)
         let pid = Array("\(getpid())\n".utf8)
         _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
         registry.enter(path)
         defer { registry.leave(path) }
         return try body()
+    }
+
+    /// Opens and locks the lock file at `path`, waiting until `deadline`; returns the locked descriptor.
+    ///
+    /// A holder unlinks the file before it unlocks, so a lock won on a file that is no longer at `path`
+    /// is worthless: then the file is opened again.
+    private static func acquire(_ path: String, deadline: Double) throws -> Int32 {
+        while true {
+            let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard descriptor >= 0 else { throw FileSystem.error("cannot open the store lock", path) }
+            while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+                guard errno == EWOULDBLOCK || errno == EINTR else {
+                    close(descriptor)
+                    throw FileSystem.error("cannot lock", path)
+                }
+                if monotonicSeconds() > deadline {
+                    let holder =
+                        (try? FileSystem.readFile(path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+                    close(descriptor)
+                    let pid = holder.split(separator: "\n").first.map(String.init) ?? "?"
+                    throw CofferError(
+                        .locked,
+                        "the password store is locked by process \(pid.isEmpty ? "?" : pid); try again later")
+                }
+                usleep(20_000)
+            }
+            var held = stat()
+            var named = stat()
+            if fstat(descriptor, &held) == 0, lstat(path, &named) == 0, held.st_dev == named.st_dev,
+                held.st_ino == named.st_ino
+            {
+                return descriptor
+            }
+            close(descriptor)
+        }
     }
 
     /// The lock file for `root`: the folder is created 0700 and must belong to this user.

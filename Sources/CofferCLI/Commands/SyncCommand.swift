@@ -97,10 +97,22 @@ enum FsckCommand {
             arguments, [.init(short: UInt8(ascii: "f"), long: "fix", argument: .none)])
         guard !failed, parsed.operands.isEmpty else { throw invocation.usage("[--fix,-f]") }
         let meter = ProgressMeter(label: "checking", environment: invocation.environment)
-        let findings = try invocation.storeShowingProgress(meter).check(fix: parsed.has("fix"))
+        let fix = parsed.has("fix")
+        let findings = try invocation.storeShowingProgress(meter).check(fix: fix)
         meter.clear()
         for finding in findings { standardOutput.line(finding.description) }
-        if findings.contains(where: { !$0.fixed }) { throw Exit(1) }
+        // Plaintext an edit killed with SIGKILL left in its private folder.
+        var leftovers: [String] = []
+        for parent in SecureTemporaryFolder.parents(environment: invocation.environment) {
+            leftovers +=
+                fix
+                ? SecureTemporaryFolder.removeAbandoned(in: parent)
+                : SecureTemporaryFolder.abandoned(in: parent)
+        }
+        for path in leftovers {
+            standardOutput.line("\(path): plaintext left by an interrupted edit\(fix ? " (fixed)" : "")")
+        }
+        if findings.contains(where: { !$0.fixed }) || (!fix && !leftovers.isEmpty) { throw Exit(1) }
     }
 }
 

@@ -11,7 +11,9 @@ import Coffer
 ///
 /// While the folder exists, SIGINT, SIGTERM and SIGHUP are held back (children start with them unblocked
 /// and at their defaults) and handled by ``wait(for:)`` and ``finish()``, which remove the folder before
-/// a signal ends the process, so the folder is removed on every way out.
+/// a signal ends the process, so the folder is removed on every way out. Only SIGKILL (or a power loss)
+/// can leave it behind: the folder is `flock`ed while in use, and folders of this user that nobody holds
+/// are found by ``abandoned(program:)``, removed by the next `edit` and reported (or removed) by `fsck`.
 final class SecureTemporaryFolder {
     /// The folder's path.
     let path: String
@@ -20,6 +22,8 @@ final class SecureTemporaryFolder {
     private var oldMask = sigset_t()
     private var removed = false
     private var deferredSignal: Int32 = 0
+    /// The folder, open and `flock`ed for as long as it is in use.
+    private var lockDescriptor: Int32 = -1
 
     /// The signals held back while plaintext is on disk.
     static var heldSignals: sigset_t {
@@ -57,6 +61,7 @@ final class SecureTemporaryFolder {
             parent = tmpdir
             needsShredding = true
         }
+        Self.removeAbandoned(in: parent)
         var made: String?
         for _ in 0..<100 {
             let candidate = "\(parent)/\(program).\(Self.randomName(13))"
@@ -74,6 +79,60 @@ final class SecureTemporaryFolder {
             )
         }
         path = made
+        lockDescriptor = open(made, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if lockDescriptor >= 0 { flock(lockDescriptor, LOCK_EX) }
+    }
+
+    /// The prefix of every folder coffer makes (whatever name it runs under, `pass.` is never touched).
+    static let prefix = "coffer."
+
+    /// The folders in `parent` that an edit killed with SIGKILL left behind: this user's private
+    /// `coffer.XXXXXXXXXXXXX` folders that no process holds and that are more than two seconds old (a
+    /// folder is locked right after it is made).
+    static func abandoned(in parent: String) -> [String] {
+        guard let folder = opendir(parent) else { return [] }
+        var names: [String] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name.hasPrefix(prefix) && name.utf8.count == prefix.utf8.count + 13 { names.append(name) }
+        }
+        closedir(folder)
+        let now = time(nil)
+        return names.sorted().map { parent + "/" + $0 }.filter { path in
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(),
+                info.st_mode & 0o777 == 0o700, now - modificationTime(info) >= 2
+            else { return false }
+            let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard descriptor >= 0 else { return false }
+            defer { close(descriptor) }
+            return flock(descriptor, LOCK_EX | LOCK_NB) == 0
+        }
+    }
+
+    private static func modificationTime(_ info: stat) -> time_t {
+        #if canImport(Darwin)
+            info.st_mtimespec.tv_sec
+        #else
+            info.st_mtim.tv_sec
+        #endif
+    }
+
+    /// The parents coffer makes folders in: `/dev/shm`, and `$TMPDIR` (where files are overwritten first).
+    static func parents(environment: [String: String]) -> [String] {
+        let tmpdir = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return tmpdir == "/dev/shm" ? [tmpdir] : ["/dev/shm", tmpdir]
+    }
+
+    /// Removes the abandoned folders in `parent` (overwriting their files first outside `/dev/shm`), and
+    /// returns them.
+    @discardableResult
+    static func removeAbandoned(in parent: String) -> [String] {
+        let found = abandoned(in: parent)
+        for path in found { removeTree(path, shred: parent != "/dev/shm") }
+        return found
     }
 
     deinit { finish() }
@@ -130,7 +189,8 @@ final class SecureTemporaryFolder {
     func finish() {
         guard !removed else { return }
         removed = true
-        removeTree(path)
+        Self.removeTree(path, shred: needsShredding)
+        if lockDescriptor >= 0 { close(lockDescriptor) }
         sigprocmask(SIG_SETMASK, &oldMask, nil)
         if deferredSignal != 0 {
             signal(deferredSignal, SIG_DFL)
@@ -138,7 +198,7 @@ final class SecureTemporaryFolder {
         }
     }
 
-    private func removeTree(_ path: String) {
+    private static func removeTree(_ path: String, shred: Bool) {
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
         if info.st_mode & S_IFMT == S_IFDIR {
@@ -151,17 +211,17 @@ final class SecureTemporaryFolder {
                     if name != "." && name != ".." { names.append(name) }
                 }
                 closedir(folder)
-                for name in names { removeTree(path + "/" + name) }
+                for name in names { removeTree(path + "/" + name, shred: shred) }
             }
             rmdir(path)
         } else {
-            if needsShredding && info.st_mode & S_IFMT == S_IFREG { overwrite(path, size: Int(info.st_size)) }
+            if shred && info.st_mode & S_IFMT == S_IFREG { overwrite(path, size: Int(info.st_size)) }
             unlink(path)
         }
     }
 
     /// `shred -f -z`, simplified: overwrites the file's bytes with zeros and syncs before unlinking.
-    private func overwrite(_ path: String, size: Int) {
+    private static func overwrite(_ path: String, size: Int) {
         chmod(path, 0o600)
         let descriptor = open(path, O_WRONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return }

@@ -4,6 +4,12 @@ import Testing
 
 @testable import Coffer
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 @Suite("Store lock: concurrent writers")
 struct StoreLockTests {
     @Test func eightThreadsWriteIntoOneGitStoreWithoutLosingACommit() throws {
@@ -27,6 +33,8 @@ struct StoreLockTests {
         let count = try sandbox.check(["git", "-C", store.root, "rev-list", "--count", "HEAD"]).outputText
         #expect(count == "201")
         #expect(try sandbox.check(["git", "-C", store.root, "status", "--porcelain"]).outputText.isEmpty)
+        // Each holder removes the lock file as it lets go: none is left once the writers are done.
+        #expect(FileSystem.kind(try StoreLock.lockPath(for: store.root)) == .missing)
     }
 
     @Test func aHeldLockTimesOutNamingTheHolder() throws {
@@ -47,6 +55,7 @@ struct StoreLockTests {
             (error as? CofferError)?.code == .locked
                 && (error as? CofferError)?.message.contains("locked by process") == true
         }
+        unlink(path)
     }
 }
 
