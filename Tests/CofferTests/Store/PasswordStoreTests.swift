@@ -69,14 +69,27 @@ struct PasswordStoreTests {
         #expect(throws: CofferError.self) { try store.read(name) }
     }
 
-    /// Names a command line cannot carry (NUL) or that no file system takes are refused by the library,
-    /// before anything is created.
-    @Test(arguments: [
-        "a\u{0}b", "dir/a\u{0}b", "bell\u{7}", "del\u{7f}", String(repeating: "d/", count: 2100) + "x",
-    ])
-    func unwritableNamesAreRefused(name: String) throws {
+    /// Names a command line cannot carry (NUL) or that no file system takes.
+    enum UnwritableName: String, CaseIterable, Sendable {
+        case nul = "a NUL byte", nulInFolder = "a NUL byte below a new folder", bell = "BEL", delete = "DEL"
+        case overPathMax = "a path over PATH_MAX"
+
+        var name: String {
+            switch self {
+            case .nul: "a\u{0}b"
+            case .nulInFolder: "dir/a\u{0}b"
+            case .bell: "bell\u{7}"
+            case .delete: "del\u{7f}"
+            case .overPathMax: String(repeating: "d/", count: 2100) + "x"
+            }
+        }
+    }
+
+    /// Such names are refused by the library before anything is created.
+    @Test(arguments: UnwritableName.allCases)
+    func unwritableNamesAreRefused(_ unwritable: UnwritableName) throws {
         #expect {
-            try store.write(name, SecureBytes(string: "x"))
+            try store.write(unwritable.name, SecureBytes(string: "x"))
         } throws: { error in
             (error as? CofferError)?.code == .invalidName
         }
