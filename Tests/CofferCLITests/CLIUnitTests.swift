@@ -180,6 +180,35 @@ struct CLIUnitTests {
         #expect(String(decoding: search.render(folder), as: UTF8.self) == "`-- web\n    `-- mail\n")
     }
 
+    @Test("pass find's *a*|*b* patterns: the substring search agrees with tree's matcher")
+    func substringSearch() {
+        #expect(TreePattern(Array("*ab*|*C-d*".utf8), ignoreCase: true).isSubstringSearch)
+        for notQuick in ["*a", "a*", "*a*|", "|*a*", "*a*||*b*", "*a?*", "*[ab]*", "**", "*a/b*", "*a\\b*"] {
+            #expect(!TreePattern(Array(notQuick.utf8), ignoreCase: true).isSubstringSearch, "\(notQuick)")
+        }
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("aAbB.-_ \u{e9}".utf8)
+        func random(_ length: Int) -> [UInt8] {
+            (0..<length).map { _ in alphabet[Int(generator.next(upperBound: UInt(alphabet.count)))] }
+        }
+        for _ in 0..<3000 {
+            let terms = (0..<Int(generator.next(upperBound: 3 as UInt) + 1)).map { _ in
+                "*" + String(decoding: random(Int(generator.next(upperBound: 3 as UInt)) + 1), as: UTF8.self)
+                    + "*"
+            }
+            let pattern = Array(terms.joined(separator: "|").utf8)
+            let name = random(Int(generator.next(upperBound: 8 as UInt)))
+            for ignoreCase in [true, false] {
+                let quick = TreePattern(pattern, ignoreCase: ignoreCase)
+                let full = TreePattern(pattern, ignoreCase: ignoreCase, quickSubstrings: false)
+                #expect(quick.isSubstringSearch)
+                #expect(
+                    quick.matches(name, isDirectory: false) == full.matches(name, isDirectory: false),
+                    "\(terms) on \(name), ignoreCase \(ignoreCase)")
+            }
+        }
+    }
+
     @Test("LS_COLORS keys, extensions and ln=target")
     func colors() {
         let colors = TreeColors(environment: ["TERM": "xterm", "LS_COLORS": "di=1:*.gpg=35:ln=target"])

@@ -136,7 +136,13 @@ struct TreeListing {
     /// The line being built, reused for every line.
     private var line: [UInt8] = []
     /// Folders read ahead on every core (unfiltered), by path.
-    private var readAhead: [[UInt8]: [Item]] = [:]
+    private var readAhead: [[UInt8]: ReadFolder] = [:]
+
+    /// A folder read ahead: all its visible items, and (in a search) those the pattern keeps.
+    private struct ReadFolder {
+        var items: [Item]
+        var matching: [Item]?
+    }
 
     private struct FileIdentity: Hashable {
         var device: dev_t
@@ -158,7 +164,7 @@ struct TreeListing {
         var info = stat()
         guard lstat(Self.cPath(path), &info) == 0 else { return [] }
         seen.insert(FileIdentity(device: info.st_dev, inode: info.st_ino))
-        readAhead = Self.readTree(path)
+        readAhead = Self.readTree(path, pattern: pattern)
         defer { readAhead = [:] }
         var levels = [Int](repeating: 0, count: 2)
         if pattern != nil {
@@ -177,32 +183,39 @@ struct TreeListing {
     /// The visible items of a folder, unsorted, from the read-ahead when it has them; `nil` when the
     /// folder cannot be opened.
     private func readFolder(_ path: [UInt8], usePattern: Bool) -> [Item]? {
-        guard let items = readAhead[path] else {
+        guard let read = readAhead[path] else {
             return Self.readFolder(path, pattern: usePattern ? pattern : nil)
         }
-        guard usePattern, let pattern else { return items }
-        return items.filter { item in
-            item.mode & S_IFMT == S_IFDIR || item.leadsToDirectory
-                || pattern.matches(item.name, isDirectory: item.leadsToDirectory)
-        }
+        return usePattern && pattern != nil ? read.matching : read.items
+    }
+
+    /// Whether `pattern` keeps `item` in a search (folders and links to folders always stay).
+    private static func keeps(_ item: Item, _ pattern: TreePattern) -> Bool {
+        item.mode & S_IFMT == S_IFDIR || item.leadsToDirectory
+            || pattern.matches(item.name, isDirectory: item.leadsToDirectory)
     }
 
     /// Reads the folders at and below `root` (not through links) on every core, a level at a time.
     ///
     /// Examining ten thousand entries is mostly the kernel's work for each `fstatat`; spread over the
     /// cores it takes a fraction of the time. The listing itself still runs in tree's order afterwards.
-    private static func readTree(_ root: [UInt8]) -> [[UInt8]: [Item]] {
-        var found: [[UInt8]: [Item]] = [:]
+    ///
+    /// In a search the pattern is matched there too, so matching does not wait for the drawing.
+    private static func readTree(_ root: [UInt8], pattern: TreePattern?) -> [[UInt8]: ReadFolder] {
+        var found: [[UInt8]: ReadFolder] = [:]
         var level = [root]
         while !level.isEmpty {
             let folders = level
             level = []
             // One window for the whole level: everything read is kept anyway.
-            try? Parallel.forEach(folders, window: folders.count) { path in
-                readFolder(path, pattern: nil)
+            try? Parallel.forEach(folders, window: folders.count) { path -> ReadFolder? in
+                guard let items = readFolder(path, pattern: nil) else { return nil }
+                return ReadFolder(
+                    items: items, matching: pattern.map { pattern in items.filter { keeps($0, pattern) } })
             } consume: { index, result in
-                guard case .success(let read) = result, let items = read else { return }
-                found[folders[index]] = items
+                guard case .success(let read) = result, let read else { return }
+                found[folders[index]] = read
+                let items = read.items
                 for item in items where item.link == nil && item.isDirectory {
                     level.append(join(folders[index], item.name))
                 }

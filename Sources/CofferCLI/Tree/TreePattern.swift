@@ -4,16 +4,62 @@
 struct TreePattern {
     private let pattern: [UInt8]
     private let ignoreCase: Bool
+    /// For `*a*|*b*` (what `pass find a b` asks for): `a` and `b`, folded when the case is ignored. On a
+    /// name without `/`, such a pattern matches exactly when one of them is in it.
+    private let substrings: [[UInt8]]?
 
-    /// Compiles `pattern`.
-    init(_ pattern: [UInt8], ignoreCase: Bool) {
+    /// Compiles `pattern`; `quickSubstrings: false` always runs the full matcher (for tests).
+    init(_ pattern: [UInt8], ignoreCase: Bool, quickSubstrings: Bool = true) {
         self.pattern = pattern
         self.ignoreCase = ignoreCase
+        let special = Set("[]*?\\/|".utf8)
+        var literals: [[UInt8]] = []
+        for alternative in pattern.split(separator: UInt8(ascii: "|"), omittingEmptySubsequences: false) {
+            let literal = alternative.dropFirst().dropLast()
+            guard alternative.count > 2, alternative.first == UInt8(ascii: "*"),
+                alternative.last == UInt8(ascii: "*"), !literal.contains(where: special.contains)
+            else {
+                literals = []
+                break
+            }
+            literals.append(literal.map { ignoreCase ? Self.folded($0) : $0 })
+        }
+        substrings = literals.isEmpty || !quickSubstrings ? nil : literals
     }
 
     /// Whether `name` (a file name, or a relative path for folders) matches.
     func matches(_ name: [UInt8], isDirectory: Bool) -> Bool {
-        Self.match(name[...], pattern[...], isDirectory: isDirectory, ignoreCase: ignoreCase) != 0
+        if let substrings, !name.contains(UInt8(ascii: "/")) {
+            return substrings.contains { Self.contains(name, $0, ignoreCase: ignoreCase) }
+        }
+        return Self.match(name[...], pattern[...], isDirectory: isDirectory, ignoreCase: ignoreCase) != 0
+    }
+
+    /// Whether the pattern takes the quick way for names without `/`.
+    var isSubstringSearch: Bool { substrings != nil }
+
+    /// `byte` with A-Z folded to a-z, as the matcher compares bytes when the case is ignored.
+    private static func folded(_ byte: UInt8) -> UInt8 { (65...90).contains(byte) ? byte + 32 : byte }
+
+    /// Whether `needle` (already folded when the case is ignored) occurs in `text`.
+    private static func contains(_ text: [UInt8], _ needle: [UInt8], ignoreCase: Bool) -> Bool {
+        guard needle.count <= text.count else { return false }
+        return text.withUnsafeBufferPointer { text in
+            needle.withUnsafeBufferPointer { needle in
+                var start = 0
+                while start + needle.count <= text.count {
+                    var offset = 0
+                    while offset < needle.count {
+                        let byte = text[start + offset]
+                        if (ignoreCase ? folded(byte) : byte) != needle[offset] { break }
+                        offset += 1
+                    }
+                    if offset == needle.count { return true }
+                    start += 1
+                }
+                return false
+            }
+        }
     }
 
     /// 1 on a match, 0 on a mismatch, -1 on a malformed pattern.
