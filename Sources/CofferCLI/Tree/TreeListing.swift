@@ -207,7 +207,8 @@ struct TreeListing {
         while !level.isEmpty {
             let folders = level
             level = []
-            // One window for the whole level: everything read is kept anyway.
+            // One window for the whole level: everything read is kept anyway. Should no worker thread
+            // start, nothing is read ahead and the drawing reads each folder itself.
             try? Parallel.forEach(folders, window: folders.count) { path -> ReadFolder? in
                 guard let items = readFolder(path, pattern: nil) else { return nil }
                 return ReadFolder(
