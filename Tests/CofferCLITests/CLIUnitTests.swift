@@ -297,6 +297,7 @@ struct CLIUnitTests {
                 label: "checking", environment: environment, descriptor: descriptor, delay: delay)
             meter.update(done: 1, total: 4)
             meter.clear()
+            meter.update(done: 2, total: 4)
             meter.update(done: 4, total: 4)
             _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
             var buffer = [UInt8](repeating: 0, count: 4096)
@@ -305,7 +306,9 @@ struct CLIUnitTests {
         }
         let shown = drawn(terminal, master, delay: 0, environment: ["TERM": "xterm"])
         #expect(shown.hasPrefix("\r\u{1b}[Kchecking [======                  ] 1/4"))
-        #expect(shown.contains("\r\u{1b}[K\r\u{1b}[Kchecking [========================] 4/4"))
+        // Cleared, drawn again at once after a clear, and gone when the work is done.
+        #expect(shown.contains("\r\u{1b}[K\r\u{1b}[Kchecking [============            ] 2/4"))
+        #expect(shown.hasSuffix("/s  1s left\r\u{1b}[K"))
         #expect(drawn(terminal, master, delay: 60, environment: ["TERM": "xterm"]).isEmpty)
         #expect(drawn(terminal, master, delay: 0, environment: ["TERM": "dumb"]).isEmpty)
         #expect(drawn(terminal, master, delay: 0, environment: ["COFFER_PROGRESS": "0"]).isEmpty)

@@ -14,12 +14,12 @@ enum InitCommand {
         if !subfolder.isEmpty { try invocation.checkSneakyPaths(subfolder) }
         invocation.warnAboutUnappliedGPGOptions()
         let meter = ProgressMeter(label: "re-encrypting", environment: invocation.environment)
+        defer { meter.clear() }
         try invocation.storeShowingProgress(meter).initialize(
             recipients: parsed.operands, subfolder: subfolder
         ) {
             meter.clear()
             CoreutilsMessages.print($0)
         }
-        meter.clear()
     }
 }

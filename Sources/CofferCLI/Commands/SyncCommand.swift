@@ -97,6 +97,7 @@ enum FsckCommand {
             arguments, [.init(short: UInt8(ascii: "f"), long: "fix", argument: .none)])
         guard !failed, parsed.operands.isEmpty else { throw invocation.usage("[--fix,-f]") }
         let meter = ProgressMeter(label: "checking", environment: invocation.environment)
+        defer { meter.clear() }
         let fix = parsed.has("fix")
         let findings = try invocation.storeShowingProgress(meter).check(fix: fix)
         meter.clear()

@@ -35,12 +35,17 @@ final class ProgressMeter: @unchecked Sendable {
         start = Self.now()
     }
 
-    /// Records that `done` of `total` items are finished, redrawing at most ten times a second.
+    /// Records that `done` of `total` items are finished, redrawing at most ten times a second; the line
+    /// goes away when the last item is done, so that what follows (git's output) starts on a clean line.
     func update(done: Int, total: Int) {
         guard enabled, total > 0 else { return }
+        if done >= total {
+            clear()
+            return
+        }
         let now = Self.now()
         let elapsed = now - start
-        guard elapsed >= delay, !visible || done == total || now - lastDrawn >= 0.1 else { return }
+        guard elapsed >= delay, !visible || now - lastDrawn >= 0.1 else { return }
         lastDrawn = now
         output.write(
             "\r\u{1b}[K" + Self.line(label: label, done: done, total: total, elapsed: elapsed))
