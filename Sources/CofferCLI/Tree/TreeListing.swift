@@ -135,14 +135,9 @@ struct TreeListing {
     private var output: [UInt8] = []
     /// The line being built, reused for every line.
     private var line: [UInt8] = []
-    /// Folders read ahead on every core (unfiltered), by path.
-    private var readAhead: [[UInt8]: ReadFolder] = [:]
-
-    /// A folder read ahead: all its visible items, and (in a search) those the pattern keeps.
-    private struct ReadFolder {
-        var items: [Item]
-        var matching: [Item]?
-    }
+    /// Folders read ahead on every core, by path: all their visible items in a listing, only those the
+    /// pattern keeps in a search.
+    private var readAhead: [[UInt8]: [Item]] = [:]
 
     private struct FileIdentity: Hashable {
         var device: dev_t
@@ -183,16 +178,9 @@ struct TreeListing {
     /// The visible items of a folder, unsorted, from the read-ahead when it has them; `nil` when the
     /// folder cannot be opened.
     private func readFolder(_ path: [UInt8], usePattern: Bool) -> [Item]? {
-        guard let read = readAhead[path] else {
-            return Self.readFolder(path, pattern: usePattern ? pattern : nil)
-        }
-        return usePattern && pattern != nil ? read.matching : read.items
-    }
-
-    /// Whether `pattern` keeps `item` in a search (folders and links to folders always stay).
-    private static func keeps(_ item: Item, _ pattern: TreePattern) -> Bool {
-        item.mode & S_IFMT == S_IFDIR || item.leadsToDirectory
-            || pattern.matches(item.name, isDirectory: item.leadsToDirectory)
+        // What was read ahead is filtered exactly when this listing has a pattern.
+        if usePattern == (pattern != nil), let items = readAhead[path] { return items }
+        return Self.readFolder(path, pattern: usePattern ? pattern : nil)
     }
 
     /// Reads the folders at and below `root` (not through links) on every core, a level at a time.
@@ -200,23 +188,21 @@ struct TreeListing {
     /// Examining ten thousand entries is mostly the kernel's work for each `fstatat`; spread over the
     /// cores it takes a fraction of the time. The listing itself still runs in tree's order afterwards.
     ///
-    /// In a search the pattern is matched there too, so matching does not wait for the drawing.
-    private static func readTree(_ root: [UInt8], pattern: TreePattern?) -> [[UInt8]: ReadFolder] {
-        var found: [[UInt8]: ReadFolder] = [:]
+    /// In a search the pattern is applied there too (folders always stay, so the walk goes on), and the
+    /// files it leaves out are not even examined.
+    private static func readTree(_ root: [UInt8], pattern: TreePattern?) -> [[UInt8]: [Item]] {
+        var found: [[UInt8]: [Item]] = [:]
         var level = [root]
         while !level.isEmpty {
             let folders = level
             level = []
             // One window for the whole level: everything read is kept anyway. Should no worker thread
             // start, nothing is read ahead and the drawing reads each folder itself.
-            try? Parallel.forEach(folders, window: folders.count) { path -> ReadFolder? in
-                guard let items = readFolder(path, pattern: nil) else { return nil }
-                return ReadFolder(
-                    items: items, matching: pattern.map { pattern in items.filter { keeps($0, pattern) } })
+            try? Parallel.forEach(folders, window: folders.count) { path in
+                readFolder(path, pattern: pattern)
             } consume: { index, result in
-                guard case .success(let read) = result, let read else { return }
-                found[folders[index]] = read
-                let items = read.items
+                guard case .success(let read) = result, let items = read else { return }
+                found[folders[index]] = items
                 for item in items where item.link == nil && item.isDirectory {
                     level.append(join(folders[index], item.name))
                 }
@@ -239,6 +225,15 @@ struct TreeListing {
             let item = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
                 tuple.withMemoryRebound(to: CChar.self, capacity: 256) { name -> Item? in
                     if name[0] == CChar(UInt8(ascii: ".")) { return nil }
+                    // A regular file (as the folder itself says) that the pattern leaves out needs no
+                    // fstatat: tree would examine it only to leave it out.
+                    if let pattern, Int32(entry.pointee.d_type) == Int32(DT_REG),
+                        !pattern.matches(
+                            Array(UnsafeRawBufferPointer(start: name, count: strlen(name))),
+                            isDirectory: false)
+                    {
+                        return nil
+                    }
                     return describe(name, at: descriptor, pattern: pattern)
                 }
             }
