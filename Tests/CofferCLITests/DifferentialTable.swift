@@ -277,6 +277,8 @@ enum DifferentialTable {
         make("ls.dotfiles-and-other-files", extras, ["ls"]),
         make("ls.sorting", sorting, ["ls"], locales: both),
         make("ls.without-term", basic, ["ls"], environment: ["TERM": nil]),
+        make("ls.symlinks-without-term", symlinks, ["ls"], environment: ["TERM": nil]),
+        make("ls.extras-without-term", extras, ["ls"], environment: ["TERM": nil]),
         make("ls.ls-colors", basic, ["ls"], environment: ["LS_COLORS": "di=01;31:ex=01;32"]),
         make("ls.on-terminal", basic, ["ls"], input: .terminal([])),
         make("ls.two-folders", basic, ["ls", "email", "social"]),
@@ -341,6 +343,7 @@ enum DifferentialTable {
         make("find.glob", basic, ["find", "w*k"]),
         make("find.unicode", basic, ["find", "ünï"], locales: both),
         make("find.symlinks", symlinks, ["find", "in"]),
+        make("find.symlinks-without-term", symlinks, ["find", "in"], environment: ["TERM": nil]),
         make("find.leading-dash", tricky, ["find", "-dash"]),
         make("find.hidden-entries", extras, ["find", "hidden"]),
     ]

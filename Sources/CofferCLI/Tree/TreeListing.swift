@@ -159,7 +159,7 @@ struct TreeListing {
         var info = stat()
         guard lstat(Self.cPath(path), &info) == 0 else { return [] }
         seen.insert(FileIdentity(device: info.st_dev, inode: info.st_ino))
-        readAhead = Self.readTree(path, pattern: pattern)
+        readAhead = Self.readTree(path, pattern: pattern, fileModes: colors.enabled)
         defer { readAhead = [:] }
         var levels = [Int](repeating: 0, count: 2)
         if pattern != nil {
@@ -180,7 +180,7 @@ struct TreeListing {
     private func readFolder(_ path: [UInt8], usePattern: Bool) -> [Item]? {
         // What was read ahead is filtered exactly when this listing has a pattern.
         if usePattern == (pattern != nil), let items = readAhead[path] { return items }
-        return Self.readFolder(path, pattern: usePattern ? pattern : nil)
+        return Self.readFolder(path, pattern: usePattern ? pattern : nil, fileModes: colors.enabled)
     }
 
     /// Reads the folders at and below `root` (not through links) on every core, a level at a time.
@@ -190,7 +190,8 @@ struct TreeListing {
     ///
     /// In a search the pattern is applied there too (folders always stay, so the walk goes on), and the
     /// files it leaves out are not even examined.
-    private static func readTree(_ root: [UInt8], pattern: TreePattern?) -> [[UInt8]: [Item]] {
+    private static func readTree(_ root: [UInt8], pattern: TreePattern?, fileModes: Bool) -> [[UInt8]: [Item]]
+    {
         var found: [[UInt8]: [Item]] = [:]
         var level = [root]
         while !level.isEmpty {
@@ -199,7 +200,7 @@ struct TreeListing {
             // One window for the whole level: everything read is kept anyway. Should no worker thread
             // start, nothing is read ahead and the drawing reads each folder itself.
             try? Parallel.forEach(folders, window: folders.count) { path in
-                readFolder(path, pattern: pattern)
+                readFolder(path, pattern: pattern, fileModes: fileModes)
             } consume: { index, result in
                 guard case .success(let read) = result, let items = read else { return }
                 found[folders[index]] = items
@@ -216,7 +217,10 @@ struct TreeListing {
     ///
     /// Items are examined relative to the open folder (`fstatat`), so the kernel does not walk the whole
     /// path again for each of them.
-    private static func readFolder(_ path: [UInt8], pattern: TreePattern?) -> [Item]? {
+    ///
+    /// Without `fileModes` (no colours, so a file's permissions change nothing in the listing), regular
+    /// files are taken as the folder lists them, without an `fstatat` each.
+    private static func readFolder(_ path: [UInt8], pattern: TreePattern?, fileModes: Bool) -> [Item]? {
         guard let folder = opendir(Self.cPath(path)) else { return nil }
         defer { closedir(folder) }
         let descriptor = dirfd(folder)
@@ -225,14 +229,19 @@ struct TreeListing {
             let item = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
                 tuple.withMemoryRebound(to: CChar.self, capacity: 256) { name -> Item? in
                     if name[0] == CChar(UInt8(ascii: ".")) { return nil }
+                    guard Int32(entry.pointee.d_type) == Int32(DT_REG) else {
+                        return describe(name, at: descriptor, pattern: pattern)
+                    }
                     // A regular file (as the folder itself says) that the pattern leaves out needs no
                     // fstatat: tree would examine it only to leave it out.
-                    if let pattern, Int32(entry.pointee.d_type) == Int32(DT_REG),
-                        !pattern.matches(
-                            Array(UnsafeRawBufferPointer(start: name, count: strlen(name))),
-                            isDirectory: false)
-                    {
-                        return nil
+                    let bytes = Array(UnsafeRawBufferPointer(start: name, count: strlen(name)))
+                    if let pattern, !pattern.matches(bytes, isDirectory: false) { return nil }
+                    guard fileModes else {
+                        let mode = mode_t(S_IFREG)
+                        return Item(
+                            name: bytes, mode: mode, targetMode: mode, device: 0,
+                            inode: ino_t(entry.pointee.d_ino),
+                            isDirectory: false, leadsToDirectory: false, link: nil, orphan: false)
                     }
                     return describe(name, at: descriptor, pattern: pattern)
                 }
