@@ -83,7 +83,8 @@ final class SecureTemporaryFolder {
         if lockDescriptor >= 0 { flock(lockDescriptor, LOCK_EX) }
     }
 
-    /// The prefix of every folder coffer makes (whatever name it runs under, `pass.` is never touched).
+    /// The prefix of the folders that may be swept: those of coffer run under its own name. Run as `pass`
+    /// it makes `pass.` folders, which pass itself makes too without a lock, so those are never touched.
     static let prefix = "coffer."
 
     /// The folders in `parent` that an edit killed with SIGKILL left behind: this user's private
