@@ -299,10 +299,16 @@ struct CLIUnitTests {
             meter.clear()
             meter.update(done: 2, total: 4)
             meter.update(done: 4, total: 4)
-            _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
+            // A terminal passes data on asynchronously: read until nothing more comes for half a second.
+            var received: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = read(reader, &buffer, buffer.count)
-            return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : ""
+            var wait = [pollfd(fd: reader, events: Int16(POLLIN), revents: 0)]
+            while poll(&wait, 1, 500) > 0 {
+                let count = read(reader, &buffer, buffer.count)
+                if count <= 0 { break }
+                received += buffer[..<count]
+            }
+            return String(decoding: received, as: UTF8.self)
         }
         let shown = drawn(terminal, master, delay: 0, environment: ["TERM": "xterm"])
         #expect(shown.hasPrefix("\r\u{1b}[Kchecking [======                  ] 1/4"))

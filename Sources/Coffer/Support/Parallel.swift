@@ -65,13 +65,19 @@ public enum Parallel {
 
         init(_ body: @escaping @Sendable () -> Void) throws {
             let context = Unmanaged.passRetained(Box(body)).toOpaque()
-            let status = pthread_create(
-                &thread, nil,
-                { context in
-                    let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
-                    box.body()
+            #if canImport(Darwin)
+                let start: @convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? = { context in
+                    Unmanaged<Box>.fromOpaque(context).takeRetainedValue().body()
                     return nil
-                }, context)
+                }
+            #else
+                let start: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = {
+                    context in
+                    Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+                    return nil
+                }
+            #endif
+            let status = pthread_create(&thread, nil, start, context)
             guard status == 0 else {
                 Unmanaged<Box>.fromOpaque(context).release()
                 throw CofferError(.io, "cannot start a worker thread: \(String(cString: strerror(status)))")
