@@ -46,12 +46,16 @@ public struct GitRepository: Sendable {
         while !FileSystem.isDirectory(directory) && directory.hasPrefix(storeRoot + "/") {
             directory = FileSystem.parent(of: directory)
         }
-        // git stops below GIT_CEILING_DIRECTORIES (the store's parent), so look for .git up to the root.
+        guard workTreeTop(from: directory, storeRoot: storeRoot) != nil else { return nil }
+        return GitRepository(directory: directory, storeRoot: storeRoot, environment: environment)
+    }
+
+    /// The nearest folder at or above `directory` that holds a `.git`, no higher than the store root (git
+    /// stops below GIT_CEILING_DIRECTORIES, the store's parent); `nil` when there is none.
+    static func workTreeTop(from directory: String, storeRoot: String) -> String? {
         var probe = directory
         while probe == storeRoot || probe.hasPrefix(storeRoot + "/") {
-            if FileSystem.kind(probe + "/.git") != .missing {
-                return GitRepository(directory: directory, storeRoot: storeRoot, environment: environment)
-            }
+            if FileSystem.kind(probe + "/.git") != .missing { return probe }
             probe = FileSystem.parent(of: probe)
         }
         return nil
@@ -151,24 +155,15 @@ public struct GitRepository: Sendable {
 
     /// The git folder of the work tree holding ``directory`` (following a `.git` file's `gitdir:`), or `nil`.
     func gitDirectory() -> String? {
-        var probe = directory
-        while probe == storeRoot || probe.hasPrefix(storeRoot + "/") {
-            let dotGit = probe + "/.git"
-            switch FileSystem.resolvedKind(dotGit) {
-            case .directory:
-                return dotGit
-            case .file:
-                guard let bytes = try? FileSystem.readFile(dotGit),
-                    let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first,
-                    line.hasPrefix("gitdir: ")
-                else { return nil }
-                let target = String(line.dropFirst("gitdir: ".count))
-                return target.hasPrefix("/") ? target : probe + "/" + target
-            default:
-                probe = FileSystem.parent(of: probe)
-            }
-        }
-        return nil
+        guard let top = Self.workTreeTop(from: directory, storeRoot: storeRoot) else { return nil }
+        let dotGit = top + "/.git"
+        guard FileSystem.resolvedKind(dotGit) == .file else { return dotGit }
+        guard let bytes = try? FileSystem.readFile(dotGit),
+            let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first,
+            line.hasPrefix("gitdir: ")
+        else { return nil }
+        let target = String(line.dropFirst("gitdir: ".count))
+        return target.hasPrefix("/") ? target : top + "/" + target
     }
 
     /// The git operation left unfinished in this repository (`rebase`, `am`, `merge`, `cherry-pick` or

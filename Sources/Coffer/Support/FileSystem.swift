@@ -5,7 +5,7 @@
 #endif
 
 /// The POSIX file operations the store needs, in one place, with errors that name the path.
-enum FileSystem {
+public enum FileSystem {
     /// What is at a path, without following a final symlink.
     enum Kind: Equatable {
         case missing, file, directory, symlink, other
@@ -129,7 +129,9 @@ enum FileSystem {
     }
 
     /// The entries of a folder (no `.` and `..`), in byte order of their names, or in directory order.
-    static func contents(of path: String, sorted: Bool = true) throws -> [String] {
+    ///
+    /// - Throws: ``CofferError/Code/io`` naming the folder when it cannot be read.
+    public static func contents(of path: String, sorted: Bool = true) throws -> [String] {
         guard let directory = opendir(path) else { throw error("cannot read folder", path) }
         defer { closedir(directory) }
         var names: [String] = []

@@ -100,15 +100,11 @@ enum Clipboard {
     /// Ends processes whose command line starts with `title` (pass's `pkill -f "^TITLE"`); returns whether
     /// there was one.
     static func stopSleepers(titled title: String) -> Bool {
-        guard let folder = opendir("/proc") else { return false }
-        defer { closedir(folder) }
+        guard let names = try? FileSystem.contents(of: "/proc", sorted: false) else { return false }
         let own = getpid()
         let wanted = Array(title.utf8)
         var found = false
-        while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+        for name in names {
             guard let pid = pid_t(name), pid != own else { continue }
             let descriptor = open("/proc/\(name)/cmdline", O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else { continue }

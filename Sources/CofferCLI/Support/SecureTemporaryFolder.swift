@@ -91,17 +91,11 @@ final class SecureTemporaryFolder {
     /// `coffer.XXXXXXXXXXXXX` folders that no process holds and that are more than two seconds old (a
     /// folder is locked right after it is made).
     static func abandoned(in parent: String) -> [String] {
-        guard let folder = opendir(parent) else { return [] }
-        var names: [String] = []
-        while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name.hasPrefix(prefix) && name.utf8.count == prefix.utf8.count + 13 { names.append(name) }
-        }
-        closedir(folder)
+        let names = (try? FileSystem.contents(of: parent)) ?? []
         let now = time(nil)
-        return names.sorted().map { parent + "/" + $0 }.filter { path in
+        return names.filter { $0.hasPrefix(prefix) && $0.utf8.count == prefix.utf8.count + 13 }.map {
+            parent + "/" + $0
+        }.filter { path in
             var info = stat()
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(),
                 info.st_mode & 0o777 == 0o700, now - modificationTime(info) >= 2
@@ -203,16 +197,8 @@ final class SecureTemporaryFolder {
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
         if info.st_mode & S_IFMT == S_IFDIR {
-            if let folder = opendir(path) {
-                var names: [String] = []
-                while let entry = readdir(folder) {
-                    let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                        String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-                    }
-                    if name != "." && name != ".." { names.append(name) }
-                }
-                closedir(folder)
-                for name in names { removeTree(path + "/" + name, shred: shred) }
+            for name in (try? FileSystem.contents(of: path, sorted: false)) ?? [] {
+                removeTree(path + "/" + name, shred: shred)
             }
             rmdir(path)
         } else {
