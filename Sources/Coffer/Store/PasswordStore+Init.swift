@@ -33,6 +33,8 @@ extension PasswordStore {
             } else {
                 try checkInsideStore(gpgID)
                 try makeFolders(folder, onEvent: onEvent)
+                // An init killed while writing `.gpg-id` (or its signature) left a temporary file here.
+                removeStrayTemporaryFiles(in: folder)
                 let text = recipients.map { $0 + "\n" }.joined()
                 try FileSystem.atomicWrite(gpgID, bytes: Array(text.utf8), mode: configuration.fileMode)
                 onEvent(.initialized(recipients: recipients, subfolder: subfolder))
@@ -81,7 +83,9 @@ extension PasswordStore {
             var jobs: [Job] = []
             let files = try Self.entryFiles(at: path)
             // What an interrupted run left behind goes first (we hold the lock: no write is in flight).
-            for folder in Set(files.map(FileSystem.parent(of:))) { removeStrayTemporaryFiles(in: folder) }
+            var folders = Set(files.map(FileSystem.parent(of:)))
+            if FileSystem.isDirectory(path) { folders.insert(path) }
+            for folder in folders { removeStrayTemporaryFiles(in: folder) }
             for file in files {
                 let relative = String(file.dropFirst(root.count + 1))
                 let recipients = try recipients(forFolder: Self.folder(of: relative))

@@ -78,6 +78,21 @@ struct StoreCheckTests {
         #expect(FileSystem.kind(store.root + "/.x.gpg.coffer-tmp-99") == .missing)
     }
 
+    @Test func initRemovesWhatAnInterruptedInitLeft() throws {
+        // An init killed while writing `.gpg-id` leaves its temporary file beside it; the folders with
+        // entries are elsewhere, so only the rerun's own write can notice it.
+        try FileSystem.makeDirectories(store.root + "/team", mode: 0o700)
+        try store.write("team/deep/entry", SecureBytes(string: "z\n"))
+        for folder in [store.root, store.root + "/team"] {
+            try "1234\n".write(toFile: folder + "/..gpg-id.coffer-tmp-77")
+        }
+        try store.initialize(recipients: [sandbox.keys[1].email], subfolder: "team")
+        #expect(FileSystem.kind(store.root + "/team/..gpg-id.coffer-tmp-77") == .missing)
+        try store.initialize(recipients: [sandbox.keys[0].email])
+        #expect(FileSystem.kind(store.root + "/..gpg-id.coffer-tmp-77") == .missing)
+        #expect(try store.check().isEmpty)
+    }
+
     @Test func reportsConflictsAndDirtyGit() throws {
         try store.write(
             "merged", SecureBytes(string: "pw\n<<<<<<< ours\na: 1\n=======\na: 2\n>>>>>>> theirs\n"))
