@@ -15,7 +15,12 @@ let package = Package(
             pkgConfig: "gpgme",
             providers: [.apt(["libgpgme-dev"]), .brew(["gpgme"])]
         ),
-        .target(name: "Coffer", dependencies: ["CGPGME"]),
+        .systemLibrary(
+            name: "CGcrypt",
+            pkgConfig: "libgcrypt",
+            providers: [.apt(["libgcrypt20-dev"]), .brew(["libgcrypt"])]
+        ),
+        .target(name: "Coffer", dependencies: ["CGPGME", "CGcrypt"]),
         .target(name: "CofferCLI", dependencies: ["Coffer"]),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
         .executableTarget(

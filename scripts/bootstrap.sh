@@ -4,14 +4,14 @@
 set -euo pipefail
 
 debian_packages=(
-    libgpgme-dev pkg-config gnupg gpg-agent git pass tree
+    libgpgme-dev libgcrypt20-dev pkg-config gnupg gpg-agent git pass tree
     xclip xvfb qrencode expect util-linux procps
     zsh fish bash-completion mandoc man-db time hyperfine
 )
 
 if [[ "$(uname -s)" == Darwin ]]; then
     command -v brew >/dev/null || { echo "bootstrap: Homebrew is needed on macOS" >&2; exit 1; }
-    for formula in gpgme gnupg git pass tree qrencode; do
+    for formula in gpgme libgcrypt gnupg git pass tree qrencode; do
         brew list --versions "$formula" >/dev/null || brew install "$formula"
     done
     exit 0

@@ -57,7 +57,16 @@ public struct GPGMEEngine: CryptoEngine {
     }
 
     /// Decrypts into wiped-on-free memory.
+    ///
+    /// A message of the usual shape (session keys for Curve25519 or RSA keys, AES with an integrity
+    /// check, no compression) is decrypted without a gpg process: gpg-agent recovers the session key
+    /// and libgcrypt does the rest. Anything else, and any failure of that path, goes through gpg.
     public func decrypt(_ ciphertext: [UInt8]) throws -> SecureBytes {
+        if options.directDecryption,
+            let plaintext = DirectDecryption.decrypt(ciphertext, homeDirectory: options.homeDirectory)
+        {
+            return plaintext
+        }
         let context = try Context(options: options)
         return try ciphertext.withUnsafeBytes { bytes in
             let input = try DataBuffer(borrowing: bytes)

@@ -12,6 +12,10 @@ public struct GPGOptions: Sendable, Equatable {
     public var armor = false
     /// Options that GPGME cannot express and that are therefore not applied.
     public var ignored: [String]
+    /// Whether a message that gpg-agent can open is decrypted in this process (see ``GPGMEEngine``)
+    /// rather than by a gpg process. A store's configuration turns it off for
+    /// `COFFER_DIRECT_DECRYPT=0`.
+    public var directDecryption = true
 
     /// Options with everything at gpg's defaults.
     public init(homeDirectory: String? = nil, alwaysTrust: Bool = false, ignored: [String] = []) {

@@ -44,13 +44,15 @@ public struct StoreConfiguration: Sendable, Equatable {
             $0.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
         }
         let umaskText = environment["PASSWORD_STORE_UMASK"] ?? "077"
+        var gpgOptions = GPGOptions(parsing: environment["PASSWORD_STORE_GPG_OPTS"] ?? "")
+        gpgOptions.directDecryption = environment["COFFER_DIRECT_DECRYPT"] != "0"
         self.init(
             root: root,
             keyOverride: keys.flatMap { $0.isEmpty ? nil : $0 },
             umask: mode_t(umaskText, radix: 8) ?? 0o077,
             signingKeys: (environment["PASSWORD_STORE_SIGNING_KEY"] ?? "")
                 .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init),
-            gpgOptions: GPGOptions(parsing: environment["PASSWORD_STORE_GPG_OPTS"] ?? ""))
+            gpgOptions: gpgOptions)
         self.environment = given
         self.lockTimeout = environment["COFFER_LOCK_TIMEOUT"].flatMap(Double.init) ?? 120
     }

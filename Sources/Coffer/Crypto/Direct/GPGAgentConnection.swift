@@ -1,0 +1,262 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A connection to a running gpg-agent that speaks just enough of the Assuan protocol for one
+/// decryption: `SETKEY`, then `PKDECRYPT` with the ciphertext sent on the agent's `INQUIRE`.
+///
+/// The agent is never started here and never asks for a passphrase (`pinentry-mode=cancel`): when
+/// either would be needed the connection fails and the caller lets gpg do the work instead.
+final class GPGAgentConnection {
+    private let descriptor: Int32
+    /// Bytes read from the socket and not yet consumed; replies can hold key material, so the
+    /// buffer is wiped when the connection goes.
+    private let pending = WipedBuffer(capacity: 8192)
+
+    /// Connects to the agent of GnuPG home `home`, or returns `nil` when none answers.
+    init?(home: String, isDefaultHome: Bool) {
+        let path = Self.socketDirectory(home: home, isDefaultHome: isDefaultHome) + "/S.gpg-agent"
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard path.utf8.count < capacity else { return nil }
+        withUnsafeMutableBytes(of: &address.sun_path) { target in
+            target.copyBytes(from: path.utf8)
+            target[path.utf8.count] = 0
+        }
+        #if canImport(Glibc)
+            let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #else
+            let descriptor = socket(AF_UNIX, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { return nil }
+        self.descriptor = descriptor
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0, readReply(data: nil) == true,
+            transact("OPTION pinentry-mode=cancel") == true
+        else { return nil }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Asks the agent to decrypt `ciphertext` (a canonical `enc-val` S-expression) with the secret key
+    /// `keygrip`; returns the agent's result S-expression, or `nil` on any error.
+    func decrypt(keygrip: String, ciphertext: [UInt8]) -> WipedBuffer? {
+        guard transact("SETKEY \(keygrip)") == true else { return nil }
+        let result = WipedBuffer(capacity: 2048)
+        guard send(Array("PKDECRYPT\n".utf8)) else { return nil }
+        while true {
+            switch nextLine(data: result) {
+            case .ok: return result
+            case .inquire(let keyword):
+                guard keyword == "CIPHERTEXT", sendData(ciphertext) else {
+                    _ = send(Array("CAN\n".utf8))
+                    _ = readReply(data: nil)
+                    return nil
+                }
+            case .error, .broken: return nil
+            case .other: continue
+            }
+        }
+    }
+
+    // MARK: - Assuan
+
+    private enum Line {
+        case ok
+        case error
+        case broken
+        case inquire(String)
+        /// Status, comment and data lines (data goes to the caller's buffer).
+        case other
+    }
+
+    /// Sends a command and reads to its final `OK` (`true`) or `ERR` (`false`); `nil` when the
+    /// connection broke.
+    private func transact(_ command: String) -> Bool? {
+        guard send(Array((command + "\n").utf8)) else { return nil }
+        return readReply(data: nil)
+    }
+
+    private func readReply(data: WipedBuffer?) -> Bool? {
+        while true {
+            switch nextLine(data: data) {
+            case .ok: return true
+            case .error, .inquire: return false
+            case .broken: return nil
+            case .other: continue
+            }
+        }
+    }
+
+    /// Reads one line; the unescaped payload of `D` lines is appended to `data`.
+    private func nextLine(data: WipedBuffer?) -> Line {
+        while true {
+            let newline = pending.withBytes { $0.firstIndex(of: UInt8(ascii: "\n")) }
+            if let newline {
+                let line = pending.withBytes { bytes -> Line in
+                    let text = UnsafeRawBufferPointer(rebasing: bytes[..<newline])
+                    return Self.interpret(text, data: data)
+                }
+                consume(newline + 1)
+                return line
+            }
+            guard pending.available > 0 else { return .broken }
+            let space = pending.unusedSpace
+            let count = read(descriptor, space.baseAddress, space.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return .broken }
+            pending.extend(by: count)
+        }
+    }
+
+    private static func interpret(_ line: UnsafeRawBufferPointer, data: WipedBuffer?) -> Line {
+        func starts(_ word: String) -> Bool {
+            let prefix = Array(word.utf8)
+            return line.count >= prefix.count && line.prefix(prefix.count).elementsEqual(prefix)
+                && (line.count == prefix.count || line[prefix.count] == UInt8(ascii: " "))
+        }
+        if starts("OK") { return .ok }
+        if starts("ERR") { return .error }
+        if starts("INQUIRE") {
+            let words = String(decoding: line, as: UTF8.self).split(separator: " ")
+            return .inquire(words.count > 1 ? String(words[1]) : "")
+        }
+        if starts("D") {
+            guard let data, unescape(UnsafeRawBufferPointer(rebasing: line[2...]), into: data) else {
+                return .broken
+            }
+        }
+        return .other
+    }
+
+    /// Appends Assuan data (`%XX` escapes) to `data`; `false` when it does not fit or is malformed.
+    private static func unescape(_ text: UnsafeRawBufferPointer, into data: WipedBuffer) -> Bool {
+        var index = 0
+        while index < text.count {
+            var byte = text[index]
+            if byte == UInt8(ascii: "%") {
+                guard index + 2 < text.count, let high = hexValue(text[index + 1]),
+                    let low = hexValue(text[index + 2])
+                else { return false }
+                byte = high << 4 | low
+                index += 2
+            }
+            guard data.append(byte) else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    private static func hexValue(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
+        default: return nil
+        }
+    }
+
+    /// Drops the first `length` pending bytes (wiping what moves).
+    private func consume(_ length: Int) {
+        let remaining = pending.count - length
+        pending.withMutableBytes { bytes in
+            if remaining > 0, let base = bytes.baseAddress {
+                memmove(base, base + length, remaining)
+            }
+        }
+        pending.removeLast(length)
+    }
+
+    /// Sends `payload` as `D` lines (escaping `%`, CR and LF, at most 1,000 bytes a line), then `END`.
+    private func sendData(_ payload: [UInt8]) -> Bool {
+        var line: [UInt8] = Array("D ".utf8)
+        for byte in payload {
+            if byte == UInt8(ascii: "%") || byte == 10 || byte == 13 {
+                let digits = Array("0123456789ABCDEF".utf8)
+                line += [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]]
+            } else {
+                line.append(byte)
+            }
+            if line.count >= 990 {
+                line.append(10)
+                guard send(line) else { return false }
+                line = Array("D ".utf8)
+            }
+        }
+        if line.count > 2 {
+            line.append(10)
+            guard send(line) else { return false }
+        }
+        return send(Array("END\n".utf8))
+    }
+
+    private func send(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer in
+                #if canImport(Glibc)
+                    Glibc.send(
+                        descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                #else
+                    Darwin.send(descriptor, buffer.baseAddress! + offset, buffer.count - offset, 0)
+                #endif
+            }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return false }
+            offset += written
+        }
+        return true
+    }
+
+    // MARK: - Where the socket is
+
+    /// The folder of the agent's sockets, chosen as GnuPG 2.2 chooses it: `/run/user/UID/gnupg` (a
+    /// `d.HASH` folder below it for a home other than `~/.gnupg`) when that is private to the user,
+    /// else the home itself.
+    static func socketDirectory(home: String, isDefaultHome: Bool) -> String {
+        let uid = getuid()
+        func isPrivateFolder(_ path: String, strict: Bool) -> Bool {
+            var status = stat()
+            guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == uid else {
+                return false
+            }
+            return !strict || status.st_mode & 0o077 == 0
+        }
+        for base in ["/run", "/var/run"] {
+            let prefix = "\(base)/user/\(uid)"
+            var status = stat()
+            guard stat(prefix, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { continue }
+            let folder = prefix + "/gnupg"
+            guard status.st_uid == uid, isPrivateFolder(folder, strict: true) else { return home }
+            if isDefaultHome { return folder }
+            let hashed = folder + "/d." + zBase32(Array(Gcrypt.sha1(Array(home.utf8)).prefix(15)))
+            return isPrivateFolder(hashed, strict: true) ? hashed : home
+        }
+        return home
+    }
+
+    /// z-base-32 (the alphabet GnuPG names its socket folders with), 5 bits a character.
+    static func zBase32(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ybndrfg8ejkmcpqxot1uwisza345h769")
+        var text = ""
+        var bits = 0
+        var value = 0
+        for byte in bytes {
+            value = (value << 8 | Int(byte)) & 0xffff
+            bits += 8
+            while bits >= 5 {
+                bits -= 5
+                text.append(alphabet[(value >> bits) & 31])
+            }
+        }
+        if bits > 0 { text.append(alphabet[(value << (5 - bits)) & 31]) }
+        return text
+    }
+}

@@ -1,0 +1,150 @@
+import CGcrypt
+
+/// libgcrypt is set up once per process, on first use.
+private let gcryptUsable: Bool = coffer_gcrypt_initialise() == 0
+
+/// The few libgcrypt primitives the direct decryption needs (hashes, AES in OpenPGP's CFB mode,
+/// AES key unwrap, keygrips); every function fails soft, with `nil` or `false`.
+enum Gcrypt {
+    /// Whether libgcrypt could be initialised.
+    static var isUsable: Bool { gcryptUsable }
+
+    /// SHA-1 of public data (fingerprints, socket folder names).
+    static func sha1(_ data: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 20)
+        data.withUnsafeBytes { input in
+            digest.withUnsafeMutableBytes { output in
+                gcry_md_hash_buffer(
+                    Int32(GCRY_MD_SHA1.rawValue), output.baseAddress, input.baseAddress, input.count)
+            }
+        }
+        return digest
+    }
+
+    /// The hash of the concatenated `parts` with the OpenPGP hash algorithm `openPGPHash` (SHA-1,
+    /// SHA-256, SHA-384 or SHA-512) into a wiped buffer, or `nil` for another algorithm.
+    static func digest(openPGPHash: UInt8, _ parts: [UnsafeRawBufferPointer]) -> WipedBuffer? {
+        let algorithm: gcry_md_algos
+        switch openPGPHash {
+        case 2: algorithm = GCRY_MD_SHA1
+        case 8: algorithm = GCRY_MD_SHA256
+        case 9: algorithm = GCRY_MD_SHA384
+        case 10: algorithm = GCRY_MD_SHA512
+        default: return nil
+        }
+        guard isUsable else { return nil }
+        var handle: gcry_md_hd_t?
+        guard gcry_md_open(&handle, Int32(algorithm.rawValue), 0) == 0, let handle else { return nil }
+        defer { gcry_md_close(handle) }
+        for part in parts where !part.isEmpty { gcry_md_write(handle, part.baseAddress, part.count) }
+        let length = Int(gcry_md_get_algo_dlen(Int32(algorithm.rawValue)))
+        guard let result = gcry_md_read(handle, Int32(algorithm.rawValue)) else { return nil }
+        let output = WipedBuffer(capacity: length)
+        output.append(UnsafeRawBufferPointer(start: result, count: length))
+        return output
+    }
+
+    /// The libgcrypt cipher for an OpenPGP symmetric algorithm id (AES-128, -192, -256), or `nil`.
+    static func aes(openPGPCipher: UInt8) -> (algorithm: Int32, keyLength: Int)? {
+        switch openPGPCipher {
+        case 7: return (Int32(GCRY_CIPHER_AES.rawValue), 16)
+        case 8: return (Int32(GCRY_CIPHER_AES192.rawValue), 24)
+        case 9: return (Int32(GCRY_CIPHER_AES256.rawValue), 32)
+        default: return nil
+        }
+    }
+
+    /// Runs `input` through AES with `key` in `mode` (CFB with a zero IV, or key wrap), writing
+    /// `output.count` bytes; `encrypting` chooses the direction.
+    static func crypt(
+        encrypting: Bool = false, openPGPCipher: UInt8, mode: gcry_cipher_modes, key: UnsafeRawBufferPointer,
+        input: UnsafeRawBufferPointer, output: UnsafeMutableRawBufferPointer
+    ) -> Bool {
+        guard isUsable, let cipher = aes(openPGPCipher: openPGPCipher), key.count == cipher.keyLength else {
+            return false
+        }
+        var handle: gcry_cipher_hd_t?
+        guard gcry_cipher_open(&handle, cipher.algorithm, Int32(mode.rawValue), 0) == 0, let handle else {
+            return false
+        }
+        // Closing wipes the key schedule.
+        defer { gcry_cipher_close(handle) }
+        guard gcry_cipher_setkey(handle, key.baseAddress, key.count) == 0 else { return false }
+        if mode == GCRY_CIPHER_MODE_CFB {
+            let zeros = [UInt8](repeating: 0, count: 16)
+            guard gcry_cipher_setiv(handle, zeros, zeros.count) == 0 else { return false }
+        }
+        if encrypting {
+            return gcry_cipher_encrypt(
+                handle, output.baseAddress, output.count, input.baseAddress, input.count) == 0
+        }
+        return gcry_cipher_decrypt(handle, output.baseAddress, output.count, input.baseAddress, input.count)
+            == 0
+    }
+
+    /// Fills `buffer` with random bytes from libgcrypt's strong generator (keys) or its nonce
+    /// generator (the public random prefix).
+    static func randomize(_ buffer: UnsafeMutableRawBufferPointer, strong: Bool = true) {
+        guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
+        if strong {
+            gcry_randomize(base, buffer.count, GCRY_STRONG_RANDOM)
+        } else {
+            gcry_create_nonce(base, buffer.count)
+        }
+    }
+
+    /// X25519 (RFC 7748): `scalar` times `point` (both 32 bytes, little-endian) into `result`.
+    static func x25519(
+        scalar: UnsafeRawBufferPointer, point: UnsafeRawBufferPointer, result: UnsafeMutableRawBufferPointer
+    ) -> Bool {
+        guard isUsable, scalar.count == 32, point.count == 32, result.count == 32 else { return false }
+        return gcry_ecc_mul_point(
+            Int32(GCRY_ECC_CURVE25519.rawValue), result.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            scalar.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            point.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
+    }
+
+    /// RSA encryption with PKCS #1 v1.5 padding of `message` for the key `publicKey` (a canonical
+    /// S-expression); returns the ciphertext integer's bytes without leading zeros.
+    static func rsaEncrypt(message: UnsafeRawBufferPointer, publicKey: [UInt8]) -> [UInt8]? {
+        guard isUsable else { return nil }
+        let head = Array("(4:data(5:flags5:pkcs1)(5:value\(message.count):".utf8)
+        let data = WipedBuffer(capacity: head.count + message.count + 2)
+        head.withUnsafeBytes { _ = data.append($0) }
+        data.append(message)
+        data.append(UInt8(ascii: ")"))
+        data.append(UInt8(ascii: ")"))
+        var dataExpression: gcry_sexp_t?
+        var keyExpression: gcry_sexp_t?
+        defer {
+            gcry_sexp_release(dataExpression)
+            gcry_sexp_release(keyExpression)
+        }
+        guard data.withBytes({ gcry_sexp_new(&dataExpression, $0.baseAddress, $0.count, 0) }) == 0,
+            publicKey.withUnsafeBytes({ gcry_sexp_new(&keyExpression, $0.baseAddress, $0.count, 0) }) == 0
+        else { return nil }
+        var result: gcry_sexp_t?
+        guard gcry_pk_encrypt(&result, dataExpression, keyExpression) == 0, let result else { return nil }
+        defer { gcry_sexp_release(result) }
+        guard let token = gcry_sexp_find_token(result, "a", 1) else { return nil }
+        defer { gcry_sexp_release(token) }
+        var length = 0
+        guard let value = gcry_sexp_nth_data(token, 1, &length), length > 0 else { return nil }
+        let bytes = UnsafeRawBufferPointer(start: value, count: length)
+        return Array(bytes.drop(while: { $0 == 0 }))
+    }
+
+    /// The 20-byte keygrip of a public key given as a canonical S-expression, as gpg-agent names it.
+    static func keygrip(canonicalKey: [UInt8]) -> [UInt8]? {
+        guard isUsable else { return nil }
+        var key: gcry_sexp_t?
+        let status = canonicalKey.withUnsafeBytes { gcry_sexp_new(&key, $0.baseAddress, $0.count, 0) }
+        guard status == 0, let key else { return nil }
+        defer { gcry_sexp_release(key) }
+        var grip = [UInt8](repeating: 0, count: 20)
+        let done = grip.withUnsafeMutableBytes {
+            gcry_pk_get_keygrip(key, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) != nil
+        }
+        return done ? grip : nil
+    }
+}

@@ -1,0 +1,241 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A public key (or subkey) of the keyring that can receive encrypted messages: what a decryption
+/// through gpg-agent needs to know about it.
+struct KeyringKey: Sendable {
+    /// OpenPGP public-key algorithm ids.
+    static let rsa: UInt8 = 1
+    static let rsaEncryptOnly: UInt8 = 2
+    static let ecdh: UInt8 = 18
+    /// The DER bytes of the Curve25519 OID (1.3.6.1.4.1.3029.1.5.1).
+    static let curve25519OID: [UInt8] = [0x2b, 0x06, 0x01, 0x04, 0x01, 0x97, 0x55, 0x01, 0x05, 0x01]
+
+    /// The v4 fingerprint (20 bytes); the key id is its last 8 bytes.
+    let fingerprint: [UInt8]
+    /// The public-key algorithm.
+    let algorithm: UInt8
+    /// RSA: the modulus and the exponent. ECDH: the curve's OID and the public point.
+    let parameters: [[UInt8]]
+    /// ECDH: the KDF parameters as stored (`03 01 hash cipher`); empty for RSA.
+    let kdfParameters: [UInt8]
+
+    /// The 64-bit key id.
+    var keyID: UInt64 { fingerprint.suffix(8).reduce(0) { $0 << 8 | UInt64($1) } }
+
+    /// The keygrip in upper-case hex, as gpg-agent files the secret key, or `nil` for an unsupported key.
+    var keygrip: String? {
+        canonicalPublicKey.flatMap { Gcrypt.keygrip(canonicalKey: $0) }.map(Hex.upper)
+    }
+
+    /// Whether this is a key the direct path handles: RSA, or ECDH on Curve25519.
+    var isSupported: Bool { canonicalPublicKey != nil }
+
+    /// The public key as the canonical S-expression gpg builds for libgcrypt, or `nil` for a key
+    /// the direct path does not handle.
+    var canonicalPublicKey: [UInt8]? {
+        var key = CanonicalSExpression()
+        key.open("public-key")
+        switch algorithm {
+        case Self.rsa, Self.rsaEncryptOnly:
+            key.open("rsa")
+            key.pair("n", CanonicalSExpression.standardMPI(parameters[0]))
+            key.pair("e", CanonicalSExpression.standardMPI(parameters[1]))
+        case Self.ecdh
+        where parameters[0] == Self.curve25519OID && parameters[1].count == 33
+            && parameters[1][0] == 0x40:
+            key.open("ecc")
+            key.pair("curve", Array(Self.dottedOID(parameters[0]).utf8))
+            key.pair("flags", Array("djb-tweak".utf8))
+            key.pair("q", CanonicalSExpression.standardMPI(parameters[1]))
+        default:
+            return nil
+        }
+        key.close()
+        key.close()
+        return key.bytes
+    }
+
+    /// Parses a v4 public key or subkey packet body; `nil` for other versions and algorithms.
+    init?(packetBody body: UnsafeRawBufferPointer) {
+        guard body.count > 6, body[0] == 4 else { return nil }
+        let algorithm = body[5]
+        var parameters: [[UInt8]] = []
+        var kdf: [UInt8] = []
+        switch algorithm {
+        case Self.rsa, Self.rsaEncryptOnly:
+            guard let modulus = PacketReader.mpi(body, at: 6),
+                let exponent = PacketReader.mpi(body, at: modulus.end)
+            else { return nil }
+            parameters = [Array(body[modulus.value]), Array(body[exponent.value])]
+        case Self.ecdh:
+            let oidLength = Int(body[6])
+            guard oidLength > 0, oidLength < 0xff, 7 + oidLength < body.count,
+                let point = PacketReader.mpi(body, at: 7 + oidLength),
+                point.end < body.count, Int(body[point.end]) == 3, point.end + 4 <= body.count
+            else { return nil }
+            parameters = [Array(body[7..<(7 + oidLength)]), Array(body[point.value])]
+            kdf = Array(body[point.end..<(point.end + 4)])
+        default:
+            return nil
+        }
+        var hashed: [UInt8] = [0x99, UInt8(body.count >> 8 & 0xff), UInt8(body.count & 0xff)]
+        hashed.append(contentsOf: body)
+        self.fingerprint = Gcrypt.sha1(hashed)
+        self.algorithm = algorithm
+        self.parameters = parameters
+        self.kdfParameters = kdf
+    }
+
+    /// An OID's DER bytes in dotted-decimal notation, the curve name libgcrypt accepts.
+    static func dottedOID(_ der: [UInt8]) -> String {
+        guard let first = der.first else { return "" }
+        var arcs = [Int(first) / 40, Int(first) % 40]
+        var value = 0
+        for byte in der.dropFirst() {
+            value = value << 7 | Int(byte & 0x7f)
+            if byte & 0x80 == 0 {
+                arcs.append(value)
+                value = 0
+            }
+        }
+        return arcs.map(String.init).joined(separator: ".")
+    }
+}
+
+/// A canonical S-expression as libgcrypt and gpg-agent exchange them (`(3:abc(1:x2:..))`).
+struct CanonicalSExpression {
+    /// The encoded bytes.
+    private(set) var bytes: [UInt8] = []
+
+    /// Opens a list whose first element is `name`.
+    mutating func open(_ name: String) {
+        bytes.append(UInt8(ascii: "("))
+        atom(Array(name.utf8))
+    }
+
+    /// Closes the innermost list.
+    mutating func close() { bytes.append(UInt8(ascii: ")")) }
+
+    /// Appends one atom, `LENGTH:BYTES`.
+    mutating func atom(_ value: [UInt8]) {
+        bytes.append(contentsOf: Array(String(value.count).utf8))
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(contentsOf: value)
+    }
+
+    /// Appends the list `(name value)`.
+    mutating func pair(_ name: String, _ value: [UInt8]) {
+        open(name)
+        atom(value)
+        close()
+    }
+
+    /// An unsigned integer as libgcrypt's standard MPI format writes it: a zero byte in front when the
+    /// top bit is set.
+    static func standardMPI(_ value: [UInt8]) -> [UInt8] {
+        guard let first = value.first, first & 0x80 != 0 else { return value }
+        return [0] + value
+    }
+}
+
+/// Hexadecimal text of bytes.
+enum Hex {
+    private static let digits = Array("0123456789ABCDEF".utf8)
+
+    /// Upper-case hex, two digits a byte.
+    static func upper(_ bytes: [UInt8]) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}
+
+/// The encryption-capable public keys of the user's keyring, by key id, read once per process and
+/// read again when the keyring file changes.
+final class KeyringIndex: @unchecked Sendable {
+    /// The index shared by every decryption of the process.
+    static let shared = KeyringIndex()
+
+    private var mutex = pthread_mutex_t()
+    private var path = ""
+    private var identity: [Int] = []
+    private var keys: [UInt64: [KeyringKey]] = [:]
+
+    private init() { pthread_mutex_init(&mutex, nil) }
+
+    /// The keys with `keyID` in the keyring of GnuPG home `home` (`pubring.kbx`, or the legacy
+    /// `pubring.gpg` when there is no keybox, as gpg chooses).
+    func keys(withID keyID: UInt64, home: String) -> [KeyringKey] {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        var file = home + "/pubring.kbx"
+        var status = stat()
+        if stat(file, &status) != 0 {
+            file = home + "/pubring.gpg"
+            guard stat(file, &status) == 0 else { return [] }
+        }
+        let current = [
+            Int(status.st_dev), Int(status.st_ino), Int(status.st_size), Int(status.st_mtim.tv_sec),
+            Int(status.st_mtim.tv_nsec),
+        ]
+        if file != path || current != identity {
+            guard let contents = try? FileSystem.readFile(file) else { return [] }
+            keys = file.hasSuffix(".kbx") ? Self.indexKeybox(contents) : Self.indexPackets(contents)
+            path = file
+            identity = current
+        }
+        return keys[keyID] ?? []
+    }
+
+    /// The keys of a keybox file: its OpenPGP blobs each hold one key block.
+    static func indexKeybox(_ contents: [UInt8]) -> [UInt64: [KeyringKey]] {
+        var index: [UInt64: [KeyringKey]] = [:]
+        contents.withUnsafeBytes { bytes in
+            var offset = 0
+            while let length = PacketReader.bigEndian(bytes, at: offset, size: 4), length >= 20,
+                length <= bytes.count - offset
+            {
+                // Blob type 2 is an OpenPGP key block, found at an offset from the blob's start.
+                if bytes[offset + 4] == 2,
+                    let start = PacketReader.bigEndian(bytes, at: offset + 8, size: 4),
+                    let size = PacketReader.bigEndian(bytes, at: offset + 12, size: 4),
+                    start <= length, size <= length - start
+                {
+                    let block = UnsafeRawBufferPointer(
+                        rebasing: bytes[(offset + start)..<(offset + start + size)])
+                    addKeys(in: block, to: &index)
+                }
+                offset += length
+            }
+        }
+        return index
+    }
+
+    /// The keys of a file of OpenPGP packets (the legacy `pubring.gpg`).
+    static func indexPackets(_ contents: [UInt8]) -> [UInt64: [KeyringKey]] {
+        var index: [UInt64: [KeyringKey]] = [:]
+        contents.withUnsafeBytes { addKeys(in: $0, to: &index) }
+        return index
+    }
+
+    private static func addKeys(in packets: UnsafeRawBufferPointer, to index: inout [UInt64: [KeyringKey]]) {
+        var offset = 0
+        while let packet = PacketReader.packet(in: packets, at: offset) {
+            // Public key (6) and public subkey (14) packets; everything else is skipped.
+            if (packet.tag == 6 || packet.tag == 14), packet.body.count == 1,
+                let key = KeyringKey(packetBody: UnsafeRawBufferPointer(rebasing: packets[packet.body[0]]))
+            {
+                index[key.keyID, default: []].append(key)
+            }
+            offset = packet.end
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import CofferTestSupport
+import Testing
+
+@testable import Coffer
+
+/// The in-process decryption (gpg-agent for the session key, libgcrypt for the rest) against
+/// messages made by real gpg, GPGME and pass, and its refusals.
+@Suite("Decryption without a gpg process")
+struct DirectDecryptionTests {
+    let sandbox: GPGSandbox
+    let engine: GPGMEEngine
+
+    init() throws {
+        sandbox = try GPGSandbox()
+        engine = GPGMEEngine(options: GPGOptions(homeDirectory: sandbox.gnupgHome))
+        // Start the agent the way a first decryption through gpg does.
+        _ = try engine.decrypt(
+            try engine.encrypt(SecureBytes(string: "warm up"), to: [sandbox.keys[0].email]))
+    }
+
+    func direct(_ message: [UInt8]) -> [UInt8]? {
+        DirectDecryption.decrypt(message, homeDirectory: sandbox.gnupgHome)?.bytes
+    }
+
+    /// Encrypts from standard input with gpg itself (so the data comes in partial body lengths); the
+    /// plaintext goes through files, as a large one would fill the pipes.
+    func gpgEncrypt(
+        _ plaintext: [UInt8], to recipients: [String], _ options: [String] = ["--compress-algo", "none"]
+    )
+        throws -> [UInt8]
+    {
+        let input = sandbox.directory + "/plain"
+        let output = sandbox.directory + "/message"
+        try FileSystem.atomicWrite(input, bytes: plaintext, mode: 0o600)
+        let gpg =
+            ["gpg", "--batch", "--quiet", "--yes", "--trust-model", "always", "-e"]
+            + recipients.flatMap { ["-r", $0] } + options + ["-o", output]
+        try sandbox.check(["sh", "-c", "exec \"$@\" < \"$0\"", input] + gpg)
+        return try FileSystem.readFile(output)
+    }
+
+    /// Makes a key `uid` (an ed25519 or RSA primary key and an encryption subkey of `algorithm`) with
+    /// gpg `options` (another home, a passphrase).
+    func makeKey(_ uid: String, algorithm: String, options: [String] = ["--passphrase", ""]) throws {
+        let gpg = ["gpg", "--batch", "--quiet"] + options
+        try sandbox.check(
+            gpg + ["--quick-gen-key", uid, algorithm == "cv25519" ? "ed25519" : algorithm, "cert", "0"])
+        let listing = try sandbox.check(gpg + ["--with-colons", "--list-keys", uid]).outputText
+        let fingerprint = listing.split(separator: "\n").first { $0.hasPrefix("fpr:") }!
+            .split(separator: ":", omittingEmptySubsequences: false)[9]
+        try sandbox.check(gpg + ["--quick-add-key", String(fingerprint), algorithm, "encr", "0"])
+    }
+
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    }
+
+    @Test(arguments: [0, 1, 15, 16, 17, 511, 512, 513, 8_191, 100_000, 1_500_000])
+    func messagesOfEverySizeFromGPGAndGPGME(size: Int) throws {
+        let plaintext = Self.randomBytes(size)
+        let fromGPG = try gpgEncrypt(plaintext, to: [sandbox.keys[0].fingerprint])
+        #expect(direct(fromGPG) == plaintext)
+        let fromGPGME = try engine.encrypt(SecureBytes(plaintext), to: [sandbox.keys[0].email])
+        #expect(direct(fromGPGME) == plaintext)
+    }
+
+    @Test func armoredAndForSeveralRecipients() throws {
+        let plaintext = Array("password\nuser: alice\n".utf8)
+        let armored = try gpgEncrypt(
+            plaintext, to: [sandbox.keys[0].email], ["--compress-algo", "none", "-a"])
+        #expect(armored.starts(with: Array("-----BEGIN PGP MESSAGE-----".utf8)))
+        #expect(direct(armored) == plaintext)
+        let several = try gpgEncrypt(plaintext, to: [sandbox.keys[2].email, sandbox.keys[1].email])
+        #expect(direct(several) == plaintext)
+    }
+
+    @Test func sessionKeysForSomeoneElseAreSkipped() throws {
+        // A key made in another keyring, of which this one holds only the public part.
+        let elsewhere = sandbox.directory + "/elsewhere"
+        let uid = "Someone Else <else@coffer.test>"
+        try sandbox.check(["mkdir", "-m", "700", elsewhere])
+        try makeKey(uid, algorithm: "cv25519", options: ["--homedir", elsewhere, "--passphrase", ""])
+        let exported = try sandbox.check(["gpg", "--homedir", elsewhere, "--export", uid]).standardOutput
+        try sandbox.check(["gpg", "--batch", "--quiet", "--import"], input: exported)
+        try sandbox.check(["gpgconf", "--homedir", elsewhere, "--kill", "gpg-agent"])
+        let plaintext = Array("for two".utf8)
+        let message = try gpgEncrypt(plaintext, to: [uid, sandbox.keys[1].email])
+        #expect(OpenPGPPackets.recipientKeyIDs(message)?.count == 2)
+        #expect(direct(message) == plaintext)
+        #expect(direct(try gpgEncrypt(plaintext, to: [uid])) == nil)
+    }
+
+    @Test func entriesWrittenByPassDecryptInProcess() throws {
+        try sandbox.check(["pass", "init", sandbox.keys[1].email])
+        try sandbox.check(["pass", "insert", "-m", "site"], input: Array("p4ss\nurl: x\n".utf8))
+        let file = try sandbox.read(sandbox.storeDirectory + "/site.gpg")
+        #expect(direct(file) == Array("p4ss\nurl: x\n".utf8))
+    }
+
+    @Test func compressedMessagesAreLeftToGPG() throws {
+        let plaintext = Array(String(repeating: "compressible ", count: 200).utf8)
+        let compressed = try gpgEncrypt(plaintext, to: [sandbox.keys[0].email], [])
+        #expect(direct(compressed) == nil)
+        #expect(try engine.decrypt(compressed).bytes == plaintext)
+    }
+
+    @Test func alteredMessagesAreNeverReturned() throws {
+        let plaintext = Array("do not trust me if I was changed".utf8)
+        let message = try engine.encrypt(SecureBytes(plaintext), to: [sandbox.keys[0].email])
+        #expect(direct(message) == plaintext)
+        // The last byte (the MDC), a byte of the literal data, the first encrypted byte (the prefix).
+        let encryptedStart = message.count - (1 + 16 + 2 + 6 + plaintext.count + 22)
+        for position in [message.count - 1, message.count - 25, encryptedStart] {
+            var altered = message
+            altered[position] ^= 0x01
+            #expect(direct(altered) == nil, "byte \(position) of \(message.count) changed")
+            #expect(throws: (any Error).self) { try engine.decrypt(altered) }
+        }
+        #expect(direct(Array(message.dropLast())) == nil)
+        #expect(direct(message + [0]) == nil)
+        #expect(direct([]) == nil)
+    }
+
+    @Test func keygripsAreGPGs() throws {
+        let listing = try sandbox.check(["gpg", "--with-colons", "--with-keygrip", "--list-keys"]).outputText
+        var fingerprint = ""
+        var compared = 0
+        for line in listing.split(separator: "\n") {
+            let fields = line.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            if fields[0] == "fpr" { fingerprint = fields[9] }
+            guard fields[0] == "grp" else { continue }
+            let keyID = UInt64(fingerprint.suffix(16), radix: 16)!
+            for key in KeyringIndex.shared.keys(withID: keyID, home: sandbox.gnupgHome) {
+                #expect(Hex.upper(key.fingerprint) == fingerprint)
+                #expect(key.keygrip == fields[9])
+                compared += 1
+            }
+        }
+        // Every key's cv25519 encryption subkey.
+        #expect(compared == sandbox.keys.count)
+    }
+
+    @Test func socketFolderIsTheOneGPGUses() throws {
+        let folder = try sandbox.check(["gpgconf", "--list-dirs", "socketdir"]).outputText
+        #expect(GPGAgentConnection.socketDirectory(home: sandbox.gnupgHome, isDefaultHome: false) == folder)
+        // The z-base-32 specification's example.
+        #expect(GPGAgentConnection.zBase32([0xf0, 0xbf, 0xc7]) == "6n9hq")
+    }
+
+    @Test func withoutAnAgentGPGStartsOneAndThenItIsUsed() throws {
+        let message = try engine.encrypt(SecureBytes(string: "agent"), to: [sandbox.keys[0].email])
+        try sandbox.check(["gpgconf", "--kill", "gpg-agent"])
+        #expect(direct(message) == nil)
+        #expect(try engine.decrypt(message).string == "agent")
+        #expect(direct(message) == Array("agent".utf8))
+    }
+
+    @Test func rsaKeys() throws {
+        let uid = "RSA Test <rsa@coffer.test>"
+        try makeKey(uid, algorithm: "rsa2048")
+        for size in [1, 40, 70_000] {
+            let plaintext = Self.randomBytes(size)
+            #expect(direct(try gpgEncrypt(plaintext, to: [uid])) == plaintext)
+        }
+    }
+
+    @Test func aKeyWithAPassphraseIsLeftToGPG() throws {
+        let uid = "Locked <locked@coffer.test>"
+        try makeKey(
+            uid, algorithm: "cv25519", options: ["--pinentry-mode", "loopback", "--passphrase", "pw"])
+        // Forget the passphrase gpg cached while making the key.
+        try sandbox.check(["gpgconf", "--reload", "gpg-agent"])
+        let message = try gpgEncrypt(Array("locked".utf8), to: [uid])
+        #expect(direct(message) == nil)
+        let unlocked = try sandbox.check(
+            ["gpg", "--batch", "--quiet", "--pinentry-mode", "loopback", "--passphrase", "pw", "-d"],
+            input: message)
+        #expect(unlocked.outputText == "locked")
+        // gpg-agent now has the passphrase cached, so no prompt is needed.
+        #expect(direct(message) == Array("locked".utf8))
+    }
+}
