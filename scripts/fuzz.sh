@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds each libFuzzer target with AddressSanitizer and runs it for FUZZ_SECONDS (default 30) on a copy
-# of its checked-in seed corpus. Usage: scripts/fuzz.sh [target...]; targets: entry archive gpgid arguments.
+# of its checked-in seed corpus. Usage: scripts/fuzz.sh [target...];
+# targets: entry archive gpgid arguments packets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
@@ -16,6 +17,10 @@ sources_for() {
                 Sources/Coffer/Support/FileSystem.swift Sources/Coffer/Support/CofferError.swift ;;
         arguments)
             echo Sources/CofferCLI/Support/OptionParser.swift ;;
+        packets)
+            echo Sources/Coffer/Crypto/Direct/*.swift Sources/Coffer/Crypto/OpenPGPPackets.swift Sources/Coffer/Crypto/CryptoEngine.swift \
+                Sources/Coffer/Crypto/GPGGroups.swift Sources/Coffer/Support/SecureBytes.swift \
+                Sources/Coffer/Support/FileSystem.swift Sources/Coffer/Support/CofferError.swift ;;
     esac
 }
 harness_for() {
@@ -24,15 +29,17 @@ harness_for() {
         archive) echo Fuzz/FuzzArchive.swift ;;
         gpgid) echo Fuzz/FuzzGPGID.swift ;;
         arguments) echo Fuzz/FuzzArguments.swift ;;
+        packets) echo Fuzz/FuzzPackets.swift ;;
     esac
 }
 
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(entry archive gpgid arguments)
+[[ ${#targets[@]} -gt 0 ]] || targets=(entry archive gpgid arguments packets)
 for target in "${targets[@]}"; do
     echo "fuzz: building $target"
     # shellcheck disable=SC2046
     swiftc -parse-as-library -sanitize=fuzzer,address -O -module-name CofferFuzz \
+        -I Sources/CGcrypt -lgcrypt \
         $(sources_for "$target") "$(harness_for "$target")" -o "$out/fuzz-$target" 2>&1 \
         | { grep -v "Cannot export local symbol" || true; }
     corpus="$out/corpus-$target"

@@ -21,6 +21,34 @@ public protocol CryptoEngine: Sendable {
 
     /// The key ids (16 hex digits) of the valid encryption subkeys that `recipients` resolve to.
     func encryptionKeyIDs(for recipients: [String]) throws -> Set<String>
+
+    /// An encryptor for many plaintexts to the same `recipients`, for bulk work such as re-encryption;
+    /// an engine may make the later encryptions cheaper than ``encrypt(_:to:)`` calls.
+    func encryptor(for recipients: [String]) -> any RepeatedEncryptor
+}
+
+/// Encrypts plaintexts one after another to a fixed list of recipients (see
+/// ``CryptoEngine/encryptor(for:)``); safe to use from several threads.
+public protocol RepeatedEncryptor: Sendable {
+    /// Encrypts `plaintext` as ``CryptoEngine/encrypt(_:to:)`` would for the recipients.
+    func encrypt(_ plaintext: SecureBytes) throws -> [UInt8]
+}
+
+extension CryptoEngine {
+    /// Calls ``encrypt(_:to:)`` for every plaintext.
+    public func encryptor(for recipients: [String]) -> any RepeatedEncryptor {
+        OneByOneEncryptor(engine: self, recipients: recipients)
+    }
+}
+
+/// The plain ``RepeatedEncryptor``: one ``CryptoEngine/encrypt(_:to:)`` a plaintext.
+struct OneByOneEncryptor: RepeatedEncryptor {
+    let engine: any CryptoEngine
+    let recipients: [String]
+
+    func encrypt(_ plaintext: SecureBytes) throws -> [UInt8] {
+        try engine.encrypt(plaintext, to: recipients)
+    }
 }
 
 /// One signature checked by ``CryptoEngine/verifyDetached(signature:of:)``.

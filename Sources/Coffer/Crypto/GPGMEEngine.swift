@@ -78,6 +78,16 @@ public struct GPGMEEngine: CryptoEngine {
         }
     }
 
+    /// An encryptor whose first encryption runs gpg, which checks the recipients and picks their
+    /// subkeys; later ones are done in the process to exactly those subkeys (see the
+    /// ``GPGOptions/directDecryption`` switch, which covers this too).
+    public func encryptor(for recipients: [String]) -> any RepeatedEncryptor {
+        guard options.directDecryption, !options.armor else {
+            return OneByOneEncryptor(engine: self, recipients: recipients)
+        }
+        return GPGCheckedEncryptor(engine: self, recipients: recipients)
+    }
+
     /// Signs `data` with `signer`, detached and binary.
     public func signDetached(_ data: [UInt8], signer: String) throws -> [UInt8] {
         let context = try Context(options: options)
@@ -422,4 +432,47 @@ private func withCStringArray<Result>(
     var pointers: [UnsafePointer<CChar>?] = duplicates.map { UnsafePointer($0) }
     pointers.append(nil)
     return try pointers.withUnsafeMutableBufferPointer { try body($0.baseAddress!) }
+}
+
+/// The ``RepeatedEncryptor`` of ``GPGMEEngine``: gpg encrypts until one of its messages shows
+/// subkeys that ``DirectEncryption`` handles; from then on the encryption happens in the process.
+final class GPGCheckedEncryptor: RepeatedEncryptor, @unchecked Sendable {
+    private let engine: GPGMEEngine
+    private let recipients: [String]
+    private var mutex = pthread_mutex_t()
+    /// `nil` until gpg has encrypted once; then the subkeys, or `[]` when they are not all usable here.
+    private var keys: [KeyringKey]?
+
+    init(engine: GPGMEEngine, recipients: [String]) {
+        self.engine = engine
+        self.recipients = recipients
+        pthread_mutex_init(&mutex, nil)
+    }
+
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    /// Whether gpg's first message showed subkeys that the process can encrypt to.
+    var encryptsInProcess: Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return keys?.isEmpty == false
+    }
+
+    func encrypt(_ plaintext: SecureBytes) throws -> [UInt8] {
+        pthread_mutex_lock(&mutex)
+        let known = keys
+        pthread_mutex_unlock(&mutex)
+        if let known, !known.isEmpty, let message = DirectEncryption.encrypt(plaintext, to: known) {
+            return message
+        }
+        let message = try engine.encrypt(plaintext, to: recipients)
+        if known == nil {
+            let found =
+                DirectEncryption.recipients(of: message, homeDirectory: engine.options.homeDirectory) ?? []
+            pthread_mutex_lock(&mutex)
+            keys = found
+            pthread_mutex_unlock(&mutex)
+        }
+        return message
+    }
 }

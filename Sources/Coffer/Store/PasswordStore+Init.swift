@@ -110,6 +110,9 @@ extension PasswordStore {
             let engine = self.engine
             let mode = configuration.fileMode
             let progress = self.progress
+            // One encryptor per recipient list: after gpg has encrypted the first entry for them, the
+            // engine may encrypt the others without a gpg process.
+            var encryptors: [[String]: any RepeatedEncryptor] = [:]
             // Decryption runs on every core; encryption runs one at a time, because concurrent gpg
             // encryptions queue on the keyring's and trustdb's lock files and end up slower.
             try Parallel.forEach(jobs) { job in
@@ -117,7 +120,9 @@ extension PasswordStore {
             } consume: { index, result in
                 let job = jobs[index]
                 onEvent(.reencrypted(name: job.name, keyIDs: job.keyIDs))
-                let encrypted = try engine.encrypt(result.get(), to: job.recipients)
+                let encryptor = encryptors[job.recipients] ?? engine.encryptor(for: job.recipients)
+                encryptors[job.recipients] = encryptor
+                let encrypted = try encryptor.encrypt(result.get())
                 try FileSystem.atomicWrite(job.file, bytes: encrypted, mode: mode)
                 progress?(index + 1, jobs.count)
             }

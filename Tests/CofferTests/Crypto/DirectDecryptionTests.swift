@@ -4,8 +4,9 @@ import Testing
 @testable import Coffer
 
 /// The in-process decryption (gpg-agent for the session key, libgcrypt for the rest) against
-/// messages made by real gpg, GPGME and pass, and its refusals.
-@Suite("Decryption without a gpg process")
+/// messages made by real gpg, GPGME and pass, and its refusals; the in-process encryption of bulk
+/// work against gpg and pass as readers.
+@Suite("Decryption and bulk encryption without a gpg process")
 struct DirectDecryptionTests {
     let sandbox: GPGSandbox
     let engine: GPGMEEngine
@@ -179,5 +180,62 @@ struct DirectDecryptionTests {
         #expect(unlocked.outputText == "locked")
         // gpg-agent now has the passphrase cached, so no prompt is needed.
         #expect(direct(message) == Array("locked".utf8))
+    }
+
+    /// Decrypts with gpg itself.
+    func gpgDecrypt(_ message: [UInt8]) throws -> [UInt8] {
+        let path = sandbox.directory + "/to-decrypt"
+        try FileSystem.atomicWrite(path, bytes: message, mode: 0o600)
+        return try sandbox.check(["gpg", "--batch", "--quiet", "-d", path]).standardOutput
+    }
+
+    @Test func inProcessMessagesAreReadByGPG() throws {
+        let uid = "RSA Reader <rsa-reader@coffer.test>"
+        try makeKey(uid, algorithm: "rsa2048")
+        for recipients in [[sandbox.keys[0].email], [uid], [sandbox.keys[1].email, uid]] {
+            let encryptor = try #require(engine.encryptor(for: recipients) as? GPGCheckedEncryptor)
+            let first = try encryptor.encrypt(SecureBytes(string: "first"))
+            #expect(encryptor.encryptsInProcess)
+            // Across the one-, two- and five-byte packet length forms.
+            for size in [0, 1, 150, 191, 192, 8_000, 8_383, 8_384, 100_000] {
+                let plaintext = Self.randomBytes(size)
+                let message = try encryptor.encrypt(SecureBytes(plaintext))
+                #expect(try gpgDecrypt(message) == plaintext, "\(size) bytes for \(recipients)")
+                #expect(OpenPGPPackets.recipientKeyIDs(message) == OpenPGPPackets.recipientKeyIDs(first))
+                #expect(direct(message) == plaintext)
+            }
+        }
+        let path = sandbox.directory + "/listed"
+        let encryptor = engine.encryptor(for: [sandbox.keys[0].email])
+        _ = try encryptor.encrypt(SecureBytes(string: "gpg"))
+        try FileSystem.atomicWrite(path, bytes: try encryptor.encrypt(SecureBytes(string: "x")), mode: 0o600)
+        let packets = try sandbox.check(["gpg", "--batch", "--list-packets", path]).outputText
+        #expect(packets.contains("encrypted data packet") && packets.contains("mdc_method: 2"))
+        #expect(!packets.contains("compressed packet"))
+    }
+
+    @Test func theFirstEncryptionIsGPGsAndRefusesWhatGPGRefuses() throws {
+        let unknown = engine.encryptor(for: ["nobody@nowhere.test"])
+        #expect(throws: GPGError.self) { try unknown.encrypt(SecureBytes(string: "x")) }
+        #expect(throws: GPGError.self) { try unknown.encrypt(SecureBytes(string: "x")) }
+        var options = GPGOptions(homeDirectory: sandbox.gnupgHome)
+        options.directDecryption = false
+        let plain = GPGMEEngine(options: options).encryptor(for: [sandbox.keys[0].email])
+        #expect(!(plain is GPGCheckedEncryptor))
+    }
+
+    @Test func storeReencryptedInProcessIsReadByPass() throws {
+        let store = sandbox.store()
+        try store.initialize(recipients: [sandbox.keys[0].email])
+        let names = (0..<12).map { "team/entry\($0)" }
+        for name in names { try store.write(name, SecureBytes(string: "secret of \(name)\nuser: u\n")) }
+        try store.initialize(recipients: [sandbox.keys[1].email, sandbox.keys[2].email])
+        let wanted = try engine.encryptionKeyIDs(for: [sandbox.keys[1].email, sandbox.keys[2].email])
+        for name in names {
+            let shown = try sandbox.check(["pass", "show", name])
+            #expect(shown.outputText == "secret of \(name)\nuser: u")
+            let file = try FileSystem.readFile(store.entryPath(name))
+            #expect(OpenPGPPackets.recipientKeyIDs(file) == wanted)
+        }
     }
 }

@@ -55,24 +55,7 @@ enum DirectDecryption {
     private static func decrypt(packets bytes: UnsafeRawBufferPointer, home: (path: String, isDefault: Bool))
         -> SecureBytes?
     {
-        var sessionKeyPackets: [Range<Int>] = []
-        var offset = 0
-        var encrypted: PacketReader.Packet?
-        while encrypted == nil, let packet = PacketReader.packet(in: bytes, at: offset) {
-            switch packet.tag {
-            case 1:
-                guard packet.body.count == 1 else { return nil }
-                sessionKeyPackets.append(packet.body[0])
-            case 10:
-                break  // A marker packet, to be ignored.
-            case 18:
-                encrypted = packet
-            default:
-                return nil
-            }
-            offset = packet.end
-        }
-        guard let encrypted, encrypted.end == bytes.count, !sessionKeyPackets.isEmpty,
+        guard let (sessionKeyPackets, encrypted) = split(bytes),
             let sessionKey = recoverSessionKey(
                 sessionKeyPackets.map { UnsafeRawBufferPointer(rebasing: bytes[$0]) }, home: home)
         else { return nil }
@@ -84,6 +67,31 @@ enum DirectDecryption {
         joined.reserveCapacity(encrypted.length)
         for range in encrypted.body { joined.append(contentsOf: bytes[range]) }
         return joined.withUnsafeBytes { decryptIntegrityProtected($0, sessionKey) }
+    }
+
+    /// The bodies of the session-key packets and the encrypted data packet that make up `bytes`, or
+    /// `nil` when the message has another shape.
+    static func split(_ bytes: UnsafeRawBufferPointer) -> (
+        sessionKeys: [Range<Int>], encrypted: PacketReader.Packet
+    )? {
+        var sessionKeyPackets: [Range<Int>] = []
+        var offset = 0
+        while let packet = PacketReader.packet(in: bytes, at: offset) {
+            switch packet.tag {
+            case 1:
+                guard packet.body.count == 1 else { return nil }
+                sessionKeyPackets.append(packet.body[0])
+            case 10:
+                break  // A marker packet, to be ignored.
+            case 18:
+                guard packet.end == bytes.count, !sessionKeyPackets.isEmpty else { return nil }
+                return (sessionKeyPackets, packet)
+            default:
+                return nil
+            }
+            offset = packet.end
+        }
+        return nil
     }
 
     /// The session key (cipher algorithm byte, then the key) from the first session-key packet whose
@@ -280,26 +288,32 @@ enum DirectDecryption {
         }
         guard decrypted else { return nil }
         plain.extend(by: ciphertext.count)
-        return plain.withBytes { bytes -> SecureBytes? in
-            let count = bytes.count
-            // The prefix repeats its last two bytes; the MDC packet (0xD3, length 20) ends the data.
-            guard bytes[blockSize - 2] == bytes[blockSize], bytes[blockSize - 1] == bytes[blockSize + 1],
-                bytes[count - 22] == 0xd3, bytes[count - 21] == 0x14,
-                let hash = Gcrypt.digest(
-                    openPGPHash: 2, [UnsafeRawBufferPointer(rebasing: bytes[..<(count - 20)])])
-            else { return nil }
-            let intact = hash.withBytes { hash in
-                var difference: UInt8 = 0
-                for index in 0..<20 { difference |= hash[index] ^ bytes[count - 20 + index] }
-                return difference == 0
-            }
-            guard intact else { return nil }
-            return literalData(UnsafeRawBufferPointer(rebasing: bytes[(blockSize + 2)..<(count - 22)]))
+        return plain.withBytes { opened($0) }
+    }
+
+    /// The literal data of decrypted integrity-protected data (prefix, packets, MDC packet) once
+    /// the prefix's repeated bytes and the SHA-1 modification detection code have been checked.
+    static func opened(_ bytes: UnsafeRawBufferPointer) -> SecureBytes? {
+        let blockSize = 16
+        let count = bytes.count
+        // The prefix repeats its last two bytes; the MDC packet (0xD3, length 20) ends the data.
+        guard count >= blockSize + 2 + 22, bytes[blockSize - 2] == bytes[blockSize],
+            bytes[blockSize - 1] == bytes[blockSize + 1], bytes[count - 22] == 0xd3,
+            bytes[count - 21] == 0x14,
+            let hash = Gcrypt.digest(
+                openPGPHash: 2, [UnsafeRawBufferPointer(rebasing: bytes[..<(count - 20)])])
+        else { return nil }
+        let intact = hash.withBytes { hash in
+            var difference: UInt8 = 0
+            for index in 0..<20 { difference |= hash[index] ^ bytes[count - 20 + index] }
+            return difference == 0
         }
+        guard intact else { return nil }
+        return literalData(UnsafeRawBufferPointer(rebasing: bytes[(blockSize + 2)..<(count - 22)]))
     }
 
     /// The contents of the one literal data packet that `packets` must consist of.
-    private static func literalData(_ packets: UnsafeRawBufferPointer) -> SecureBytes? {
+    static func literalData(_ packets: UnsafeRawBufferPointer) -> SecureBytes? {
         guard let packet = PacketReader.packet(in: packets, at: 0), packet.tag == 11,
             packet.end == packets.count,
             let first = packet.body.first, first.count >= 6
