@@ -29,9 +29,11 @@ struct SecretHygieneTests {
         ])
         path = wrappers + ":" + path
         let environment = ["PATH": path, "EDITOR": editor, "TMPDIR": temporary]
-        func coffer(_ arguments: [String], input: String = "") throws -> String {
+        func coffer(_ arguments: [String], input: String = "", extra: [String: String] = [:]) throws -> String
+        {
             let output = try sandbox.run(
-                [binary] + arguments, input: Array(input.utf8), environment: environment)
+                [binary] + arguments, input: Array(input.utf8), environment: environment.merging(extra) { $1 }
+            )
             #expect(output.status == 0, "coffer \(arguments.joined(separator: " ")): \(output.errorText)")
             return output.outputText
         }
@@ -44,6 +46,9 @@ struct SecretHygieneTests {
         _ = try coffer(["generate", "--in-place", "web/copy", "28"])
         let shown = try coffer(["show", "web/site"])
         #expect(shown == "edited-6f1d2b\nuser: me")
+        // Decryption without a gpg process is the rule once gpg-agent runs; this one goes through gpg.
+        let shownByGPG = try coffer(["show", "web/site"], extra: ["COFFER_DIRECT_DECRYPT": "0"])
+        #expect(shownByGPG == shown)
         let generated = try coffer(["show", "web/generated"])
         let regenerated = String(try coffer(["show", "web/copy"]).prefix(28))
         _ = try coffer(["git", "log", "--oneline"])

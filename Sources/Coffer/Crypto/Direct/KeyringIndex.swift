@@ -182,9 +182,14 @@ final class KeyringIndex: @unchecked Sendable {
             file = home + "/pubring.gpg"
             guard stat(file, &status) == 0 else { return [] }
         }
+        #if canImport(Darwin)
+            let modified = status.st_mtimespec
+        #else
+            let modified = status.st_mtim
+        #endif
         let current = [
-            Int(status.st_dev), Int(status.st_ino), Int(status.st_size), Int(status.st_mtim.tv_sec),
-            Int(status.st_mtim.tv_nsec),
+            Int(status.st_dev), Int(status.st_ino), Int(status.st_size), Int(modified.tv_sec),
+            Int(modified.tv_nsec),
         ]
         if file != path || current != identity {
             guard let contents = try? FileSystem.readFile(file) else { return [] }
