@@ -30,6 +30,12 @@ final class GPGAgentConnection {
             let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else
             let descriptor = socket(AF_UNIX, SOCK_STREAM, 0)
+            if descriptor >= 0 {
+                // A closed agent must give an error, not SIGPIPE (Linux passes MSG_NOSIGNAL instead).
+                var on: Int32 = 1
+                _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+                _ = setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+            }
         #endif
         guard descriptor >= 0 else { return nil }
         self.descriptor = descriptor
@@ -129,7 +135,8 @@ final class GPGAgentConnection {
             return .inquire(words.count > 1 ? String(words[1]) : "")
         }
         if starts("D") {
-            guard let data, unescape(UnsafeRawBufferPointer(rebasing: line[2...]), into: data) else {
+            let payload = UnsafeRawBufferPointer(rebasing: line[min(2, line.count)...])
+            guard let data, unescape(payload, into: data) else {
                 return .broken
             }
         }
