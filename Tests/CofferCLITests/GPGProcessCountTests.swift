@@ -1,0 +1,66 @@
+import Coffer
+import CofferTestSupport
+import Testing
+
+/// How many gpg processes a command starts, counted by a `gpg` wrapper first on `PATH`: once
+/// gpg-agent runs, reading starts none and a re-encryption starts gpg for its first entry only. The
+/// in-process path falls back to gpg silently, so without this count a regression would show only
+/// in the benchmarks.
+@Suite("gpg processes a command starts")
+struct GPGProcessCountTests {
+    @Test func readingStartsNoGPGAndReencryptionOneEncryption() throws {
+        let sandbox = try GPGSandbox()
+        let binary = try CofferBinary.path()
+        let wrappers = sandbox.directory + "/wrappers"
+        let log = sandbox.directory + "/gpg.log"
+        let script =
+            "mkdir -p \"$1\" && real=$(command -v gpg) && "
+            + "printf '#!/bin/sh\\necho \"$*\" >> %s\\nexec %s \"$@\"\\n' \"$2\" \"$real\" > \"$1/gpg\" && "
+            + "chmod +x \"$1/gpg\""
+        try sandbox.check(["sh", "-c", script, "sh", wrappers, log])
+        let environment = ["PATH": wrappers + ":" + (sandbox.environment["PATH"] ?? "/usr/bin:/bin")]
+        func coffer(_ arguments: [String], input: String = "") throws -> String {
+            let output = try sandbox.run(
+                [binary] + arguments, input: Array(input.utf8), environment: environment)
+            #expect(output.status == 0, "coffer \(arguments.joined(separator: " ")): \(output.errorText)")
+            return output.outputText
+        }
+        /// The gpg command lines logged while `body` ran.
+        func gpgRuns(_ body: () throws -> Void) throws -> [String] {
+            try sandbox.check(["sh", "-c", ": > \"$0\"", log])
+            try body()
+            return try sandbox.read(log).split(separator: UInt8(ascii: "\n")).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+        }
+
+        _ = try coffer(["init", sandbox.keys[0].email])
+        let names = (0..<30).map { "site\($0 % 3)/account\($0)" }
+        for name in names { _ = try coffer(["insert", "-m", name], input: "pw-\(name)\nlogin: someone\n") }
+        // The first decryption starts gpg (and through it the agent); the wrapper sees it.
+        var output = ""
+        let first = try gpgRuns { output = try coffer(["show", names[0]]) }
+        #expect(output == "pw-\(names[0])\nlogin: someone")
+        #expect(first.contains { $0.contains("--decrypt") })
+
+        let shown = try gpgRuns { output = try coffer(["show", names[1]]) }
+        #expect(output == "pw-\(names[1])\nlogin: someone")
+        #expect(shown.isEmpty, "show ran gpg: \(shown)")
+        let grepped = try gpgRuns { output = try coffer(["grep", "account1"]) }
+        #expect(output.contains("account1"))
+        #expect(grepped.isEmpty, "grep ran gpg: \(grepped)")
+
+        let reencrypted = try gpgRuns {
+            _ = try coffer(["init", sandbox.keys[1].email, sandbox.keys[2].email])
+        }
+        #expect(reencrypted.filter { $0.contains("--encrypt") }.count == 1, "\(reencrypted)")
+        #expect(!reencrypted.contains { $0.contains("--decrypt") })
+        // What was encrypted in the process, pass and gpg read.
+        for name in names {
+            let shownByPass = try sandbox.check(["pass", "show", name])
+            #expect(shownByPass.outputText == "pw-\(name)\nlogin: someone")
+        }
+        let checked = try gpgRuns { _ = try coffer(["fsck"]) }
+        #expect(!checked.contains { $0.contains("--decrypt") }, "fsck ran gpg: \(checked)")
+    }
+}
