@@ -14,12 +14,14 @@ sources_for() {
             echo Sources/Coffer/Entry/*.swift Sources/Coffer/Support/CofferError.swift ;;
         gpgid)
             echo Sources/Coffer/Store/GPGIDFile.swift Sources/Coffer/Crypto/GPGGroups.swift \
+                Sources/Coffer/Crypto/GPGOptions.swift \
                 Sources/Coffer/Support/FileSystem.swift Sources/Coffer/Support/CofferError.swift ;;
         arguments)
             echo Sources/CofferCLI/Support/OptionParser.swift ;;
         packets)
             echo Sources/Coffer/Crypto/Direct/*.swift Sources/Coffer/Crypto/OpenPGPPackets.swift Sources/Coffer/Crypto/CryptoEngine.swift \
-                Sources/Coffer/Crypto/GPGGroups.swift Sources/Coffer/Support/SecureBytes.swift \
+                Sources/Coffer/Crypto/GPGGroups.swift Sources/Coffer/Crypto/GPGOptions.swift \
+                Sources/Coffer/Support/SecureBytes.swift \
                 Sources/Coffer/Support/FileSystem.swift Sources/Coffer/Support/CofferError.swift ;;
     esac
 }

@@ -9,25 +9,18 @@ struct SecretHygieneTests {
     @Test func childProcessesNeverSeeASecret() throws {
         let sandbox = try GPGSandbox()
         let binary = try CofferBinary.path()
-        let wrappers = sandbox.directory + "/wrappers"
         let log = sandbox.directory + "/children.log"
         let temporary = sandbox.directory + "/tmp"
-        var path = sandbox.environment["PATH"] ?? "/usr/bin:/bin"
-        var script = "mkdir -p \"$1\" \"$3\" && for p in gpg git; do real=$(command -v $p) || exit 1; "
-        script +=
-            "printf '#!/bin/sh\\n{ printf \"argv:\"; for a in \"$0\" \"$@\"; do printf \" [%%s]\" \"$a\"; done; "
-        script +=
-            "echo; env; } >> %s\\nexec %s \"$@\"\\n' \"$2\" \"$real\" > \"$1/$p\" && chmod +x \"$1/$p\"; done"
-        try sandbox.check(["sh", "-c", script, "sh", wrappers, log, temporary])
+        let path = try sandbox.loggingWrappers(for: ["gpg", "git"], log: log)
+        try sandbox.check(["mkdir", "-p", temporary])
         // The editor writes the edited secret and logs what it was started with, like the wrappers.
-        let editor = wrappers + "/editor"
+        let editor = sandbox.directory + "/wrappers/editor"
         try sandbox.check([
             "sh", "-c",
             "printf '#!/bin/sh\\n{ echo \"argv: $0 $*\"; env; } >> %s\\nprintf \"edited-6f1d2b\\\\nuser: me\\\\n\" > \"$1\"\\n' "
                 + "\"$2\" > \"$1\" && chmod +x \"$1\"",
             "sh", editor, log,
         ])
-        path = wrappers + ":" + path
         let environment = ["PATH": path, "EDITOR": editor, "TMPDIR": temporary]
         func coffer(_ arguments: [String], input: String = "", extra: [String: String] = [:]) throws -> String
         {

@@ -113,6 +113,21 @@ public final class GPGSandbox: @unchecked Sendable {
         try check(["git", "-C", folder, "commit", "-qm", message])
     }
 
+    /// Makes wrappers for `programs` in the sandbox's `wrappers` folder: each appends a line
+    /// `argv: [program] [argument]...` and then its environment to `log`, and runs the real program.
+    /// Returns a `PATH` that finds the wrappers first.
+    public func loggingWrappers(for programs: [String], log: String) throws -> String {
+        let wrappers = directory + "/wrappers"
+        var script = "dir=$0 log=$1; shift; mkdir -p \"$dir\" || exit 1; for p in \"$@\"; do "
+        script += "real=$(command -v \"$p\") || exit 1; "
+        script +=
+            "printf '#!/bin/sh\\n{ printf \"argv:\"; for a in \"$0\" \"$@\"; do printf \" [%%s]\" \"$a\"; done; "
+        script += "echo; env; } >> %s\\nexec %s \"$@\"\\n' \"$log\" \"$real\" > \"$dir/$p\" || exit 1; "
+        script += "chmod +x \"$dir/$p\"; done"
+        try check(["sh", "-c", script, wrappers, log] + programs)
+        return wrappers + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+    }
+
     /// Reads a file of the sandbox.
     public func read(_ path: String) throws -> [UInt8] {
         try check(["cat", path]).standardOutput

@@ -10,10 +10,9 @@ struct GPGGroups: Sendable {
 
     /// Reads `gpg.conf` from `homeDirectory`, else `GNUPGHOME`, else `~/.gnupg`; no file means no groups.
     static func load(homeDirectory: String?) -> GPGGroups {
-        let home =
-            homeDirectory ?? environmentValue("GNUPGHOME")
-            ?? ((environmentValue("HOME") ?? "") + "/.gnupg")
-        guard let bytes = try? FileSystem.readFile(home + "/gpg.conf") else { return GPGGroups() }
+        guard let home = GPGOptions.gnupgHome(homeDirectory),
+            let bytes = try? FileSystem.readFile(home.path + "/gpg.conf")
+        else { return GPGGroups() }
         return GPGGroups(parsing: String(decoding: bytes, as: UTF8.self))
     }
 

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The parts of `PASSWORD_STORE_GPG_OPTS` that the GPGME engine can express.
 ///
 /// gpg options are words; `--homedir DIR`, `--trust-model always` (also `--always-trust`) and `--armor`
@@ -57,5 +63,31 @@ public struct GPGOptions: Sendable, Equatable {
             }
             index += 1
         }
+    }
+}
+
+extension GPGOptions {
+    /// GnuPG's home folder as gpg names it (absolute, no trailing slash), and whether it is the
+    /// default `~/.gnupg`, which decides where the agent's socket is.
+    static func gnupgHome(_ configured: String?) -> (path: String, isDefault: Bool)? {
+        let user = environmentValue("HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
+        func absolute(_ path: String) -> String? {
+            var path = path
+            if path == "~" || path.hasPrefix("~/") {
+                guard let user else { return nil }
+                path = user + path.dropFirst()
+            }
+            if !path.hasPrefix("/") {
+                guard let directory = getcwd(nil, 0) else { return nil }
+                defer { free(directory) }
+                path = String(cString: directory) + "/" + path
+            }
+            while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+            return path
+        }
+        let standard = user.flatMap { absolute($0 + "/.gnupg") }
+        let configured = configured ?? environmentValue("GNUPGHOME").flatMap { $0.isEmpty ? nil : $0 }
+        guard let home = configured.flatMap(absolute) ?? standard else { return nil }
+        return (home, home == standard)
     }
 }

@@ -48,16 +48,10 @@ enum OpenPGPPackets {
             guard tag == 1 else { return ids }
             // Version 3 PKESK: version byte, then the 8-byte key id.
             guard bodyStart + 9 <= message.count, message[bodyStart] == 3 else { return nil }
-            ids.insert(message[(bodyStart + 1)...(bodyStart + 8)].map(hexByte).joined())
+            ids.insert(Hex.upper(Array(message[(bodyStart + 1)...(bodyStart + 8)])))
             offset = bodyStart + length
         }
         return ids
-    }
-
-    private static let digits = Array("0123456789ABCDEF")
-
-    private static func hexByte(_ byte: UInt8) -> String {
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]])
     }
 
     /// The binary packets of an ASCII-armored message (headers and checksum skipped), or `nil`.

@@ -20,34 +20,12 @@ enum DirectDecryption {
     /// Decrypts `message` for the keys of GnuPG home `homeDirectory` (`nil`: `GNUPGHOME` or
     /// `~/.gnupg`), or returns `nil` when gpg must do it.
     static func decrypt(_ message: [UInt8], homeDirectory: String?) -> SecureBytes? {
-        guard Gcrypt.isUsable, let home = gnupgHome(homeDirectory) else { return nil }
+        guard Gcrypt.isUsable, let home = GPGOptions.gnupgHome(homeDirectory) else { return nil }
         if message.starts(with: Array("-----BEGIN PGP MESSAGE-----".utf8)) {
             guard let binary = OpenPGPPackets.dearmored(message) else { return nil }
             return binary.withUnsafeBytes { decrypt(packets: $0, home: home) }
         }
         return message.withUnsafeBytes { decrypt(packets: $0, home: home) }
-    }
-
-    /// GnuPG's home folder as gpg names it (absolute, no trailing slash), and whether it is the
-    /// default `~/.gnupg`, which decides where the agent's socket is.
-    static func gnupgHome(_ configured: String?) -> (path: String, isDefault: Bool)? {
-        guard let user = environmentValue("HOME"), user.hasPrefix("/") else { return nil }
-        func absolute(_ path: String) -> String? {
-            var path = path
-            if path == "~" || path.hasPrefix("~/") { path = user + path.dropFirst() }
-            if !path.hasPrefix("/") {
-                guard let directory = getcwd(nil, 0) else { return nil }
-                defer { free(directory) }
-                path = String(cString: directory) + "/" + path
-            }
-            while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
-            return path
-        }
-        let configured = configured ?? environmentValue("GNUPGHOME").flatMap { $0.isEmpty ? nil : $0 }
-        guard let standard = absolute(user + "/.gnupg"), let home = absolute(configured ?? standard) else {
-            return nil
-        }
-        return (home, home == standard)
     }
 
     // MARK: - The message

@@ -22,7 +22,7 @@ enum DirectEncryption {
     /// of `homeDirectory` and is of a kind handled here; `nil` otherwise.
     static func recipients(of message: [UInt8], homeDirectory: String?) -> [KeyringKey]? {
         guard Gcrypt.isUsable, !message.starts(with: Array("-----BEGIN".utf8)),
-            let home = DirectDecryption.gnupgHome(homeDirectory),
+            let home = GPGOptions.gnupgHome(homeDirectory),
             let ids = OpenPGPPackets.recipientKeyIDs(message), !ids.isEmpty
         else { return nil }
         var keys: [KeyringKey] = []

@@ -186,8 +186,7 @@ final class GPGAgentConnection {
         var line: [UInt8] = Array("D ".utf8)
         for byte in payload {
             if byte == UInt8(ascii: "%") || byte == 10 || byte == 13 {
-                let digits = Array("0123456789ABCDEF".utf8)
-                line += [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]]
+                line += Array(("%" + Hex.upper([byte])).utf8)
             } else {
                 line.append(byte)
             }

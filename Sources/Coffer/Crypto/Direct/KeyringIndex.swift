@@ -31,28 +31,35 @@ struct KeyringKey: Sendable {
         canonicalPublicKey.flatMap { Gcrypt.keygrip(canonicalKey: $0) }.map(Hex.upper)
     }
 
-    /// Whether this is a key the direct path handles: RSA, or ECDH on Curve25519.
-    var isSupported: Bool { canonicalPublicKey != nil }
+    /// Whether this is a key the direct path handles: RSA, or ECDH on Curve25519 (a 0x40-prefixed
+    /// point).
+    var isSupported: Bool {
+        switch algorithm {
+        case Self.rsa, Self.rsaEncryptOnly:
+            return true
+        case Self.ecdh:
+            return parameters[0] == Self.curve25519OID && parameters[1].count == 33
+                && parameters[1][0] == 0x40
+        default:
+            return false
+        }
+    }
 
     /// The public key as the canonical S-expression gpg builds for libgcrypt, or `nil` for a key
     /// the direct path does not handle.
     var canonicalPublicKey: [UInt8]? {
+        guard isSupported else { return nil }
         var key = CanonicalSExpression()
         key.open("public-key")
-        switch algorithm {
-        case Self.rsa, Self.rsaEncryptOnly:
-            key.open("rsa")
-            key.pair("n", CanonicalSExpression.standardMPI(parameters[0]))
-            key.pair("e", CanonicalSExpression.standardMPI(parameters[1]))
-        case Self.ecdh
-        where parameters[0] == Self.curve25519OID && parameters[1].count == 33
-            && parameters[1][0] == 0x40:
+        if algorithm == Self.ecdh {
             key.open("ecc")
             key.pair("curve", Array(Self.dottedOID(parameters[0]).utf8))
             key.pair("flags", Array("djb-tweak".utf8))
             key.pair("q", CanonicalSExpression.standardMPI(parameters[1]))
-        default:
-            return nil
+        } else {
+            key.open("rsa")
+            key.pair("n", CanonicalSExpression.standardMPI(parameters[0]))
+            key.pair("e", CanonicalSExpression.standardMPI(parameters[1]))
         }
         key.close()
         key.close()
