@@ -5,7 +5,7 @@ set -euo pipefail
 
 debian_packages=(
     libgpgme-dev libgcrypt20-dev pkg-config gnupg gpg-agent git pass tree
-    xclip xvfb qrencode expect util-linux procps
+    xclip xvfb wl-clipboard qrencode expect util-linux procps
     zsh fish bash-completion mandoc man-db time hyperfine
 )
 

@@ -130,11 +130,6 @@ public enum CofferCLI {
                 HelpCommand.run(invocation)
                 return 1
             }
-            if error.code == .git {
-                // pass ignores git's failures; git has said why when it ran attached.
-                if !error.message.contains("failed with status") { standardError.line(error.message) }
-                return 0
-            }
             if error.code == .badSignature {
                 standardError.line(error.message)
                 return 1

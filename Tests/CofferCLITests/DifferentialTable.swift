@@ -697,7 +697,9 @@ enum DifferentialTable {
         make("git.log", basicGit, ["git", "log", "--format=%s"]),
         make("git.status", basicGit, ["git", "status"]),
         make("git.no-repository", basic, ["git", "log"]),
-        make("git.no-arguments", basicGit, ["git"]),
+        make(
+            "git.no-arguments", basicGit, ["git"],
+            deliberate: "coffer git exits with git's status (here 1); pass exits 0 whatever git did"),
         make("git.config", basicGit, ["git", "config", "--local", "--get", "diff.gpg.textconv"]),
         make(
             "git.diff-decrypts", basicGit + "ins bank 'changed-bank\\n'\n",
@@ -723,7 +725,9 @@ enum DifferentialTable {
         make(
             "env.store-dir-relative-insert",
             "mkdir relative\nexport PASSWORD_STORE_DIR=relative\n" + basicGit,
-            ["insert", "-e", "new"], input: typed("x\n"), environment: ["PASSWORD_STORE_DIR": "relative"]),
+            ["insert", "-e", "new"], input: typed("x\n"), environment: ["PASSWORD_STORE_DIR": "relative"],
+            deliberate: "with a relative PASSWORD_STORE_DIR, pass's git add names the entry from the wrong "
+                + "folder and leaves it uncommitted; coffer commits it"),
         make("env.store-dir-default", basic, ["ls"], environment: ["PASSWORD_STORE_DIR": nil]),
         make(
             "env.extensions-enabled", extensionStore, ["hello", "a", "b"],

@@ -13,6 +13,8 @@ extension GitRepository {
         public let subject: String
         /// The path of the file in that commit, relative to the top of the work tree.
         public let path: String
+        /// How the commit changed the file: `A` added, `M` modified, `D` deleted, `R` renamed (git's letter).
+        public let status: String
     }
 
     /// The top folder of the work tree.
@@ -21,24 +23,72 @@ extension GitRepository {
     }
 
     /// The commits that touched `path` (relative to the top), newest first, following renames.
+    ///
+    /// git follows a rename only while the content stays similar; a move that re-encrypted the entry for
+    /// other recipients changes every byte, so where git's history of a path starts with the path being
+    /// added, the commit is looked at: when it removed entries, the history goes on with the one it
+    /// was renamed from (the only one, or the one whose trailing path parts match best).
     public func history(of path: String) throws -> [Commit] {
-        let output = try run([
-            "log", "--follow", "--name-status", "--date=iso",
-            "--format=%x1e%h%x1f%H%x1f%ad%x1f%an%x1f%s", "--", path,
-        ]).outputText
         var commits: [Commit] = []
-        for record in output.split(separator: "\u{1e}") {
-            let lines = record.split(separator: "\n", omittingEmptySubsequences: true)
-            guard let header = lines.first else { continue }
+        var current = path
+        var start = "HEAD"
+        for _ in 0..<64 {
+            let found = try history(of: current, from: start)
+            commits += found
+            guard let oldest = found.last, oldest.status == "A",
+                let previous = try renamedFrom(oldest.path, in: oldest.hash)
+            else { break }
+            current = previous
+            start = oldest.hash + "^"
+        }
+        return commits
+    }
+
+    /// The entry file that `commit` removed when it added `path`, taken to be its old name.
+    private func renamedFrom(_ path: String, in commit: String) throws -> String? {
+        let output = try runUnchecked([
+            "diff-tree", "-r", "-z", "--no-renames", "--name-status", "--no-commit-id", "\(commit)^", commit,
+        ])
+        guard output.status == 0 else { return nil }
+        let fields = output.standardOutput.split(separator: 0, omittingEmptySubsequences: false)
+        var removed: [String] = []
+        var index = 0
+        while index + 1 < fields.count {
+            let status = String(decoding: fields[index], as: UTF8.self)
+            let name = String(decoding: fields[index + 1], as: UTF8.self)
+            if status == "D" && name.lowercased().hasSuffix(".gpg") { removed.append(name) }
+            index += 2
+        }
+        let parts = path.split(separator: "/")
+        func matchingTail(_ candidate: String) -> Int {
+            zip(candidate.split(separator: "/").reversed(), parts.reversed()).prefix { $0 == $1 }.count
+        }
+        return removed.max { matchingTail($0) < matchingTail($1) }
+    }
+
+    /// git's own `log --follow` of `path` from `revision`.
+    private func history(of path: String, from revision: String) throws -> [Commit] {
+        // -z: names come unquoted whatever bytes they hold; the header ends with a NUL, then each
+        // name-status entry is `STATUS NUL PATH NUL` (`R100 NUL OLD NUL NEW NUL` for a rename).
+        let output = try run([
+            "log", "-z", "--follow", "--name-status", "--date=iso",
+            "--format=%x1e%h%x1f%H%x1f%ad%x1f%an%x1f%s", revision, "--", path,
+        ]).standardOutput
+        var commits: [Commit] = []
+        for record in output.split(separator: 0x1e) {
+            let parts = record.split(separator: 0, omittingEmptySubsequences: false).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            guard let header = parts.first else { continue }
             let fields = header.split(separator: "\u{1f}", omittingEmptySubsequences: false).map(String.init)
             guard fields.count == 5 else { continue }
-            // The name-status line: "M\tpath", "D\tpath" or "R100\told\tnew"; the last column is the path then.
-            let status = lines.dropFirst().last.map { $0.split(separator: "\t").map(String.init) } ?? []
+            let changes = parts.dropFirst().map { $0.hasPrefix("\n") ? String($0.dropFirst()) : $0 }
+                .filter { !$0.isEmpty }
             commits.append(
                 Commit(
                     shortHash: fields[0], hash: fields[1], date: fields[2], author: fields[3],
-                    subject: fields[4],
-                    path: status.last ?? path))
+                    subject: fields[4], path: changes.last ?? path,
+                    status: changes.first.map { String($0.prefix(1)) } ?? ""))
         }
         return commits
     }

@@ -17,7 +17,8 @@ public struct GitRepository: Sendable {
         case inherit
     }
 
-    /// The folder git is run in (`git -C`).
+    /// The folder git is run in (`git -C`): the top of the work tree, which exists whatever a change
+    /// removes below it.
     public let directory: String
     /// The store root, used for `GIT_CEILING_DIRECTORIES`.
     public let storeRoot: String
@@ -37,8 +38,9 @@ public struct GitRepository: Sendable {
         "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
     ]
 
-    /// The repository containing `path`, found as pass does: the nearest existing folder at or above
-    /// `path`'s folder, inside a work tree no higher than the store root. `nil` when there is none.
+    /// The repository containing `path`, found as pass finds it (the nearest existing folder at or above
+    /// `path`'s folder, inside a work tree no higher than the store root), run from the top of that work
+    /// tree. `nil` when there is none.
     public static func containing(
         _ path: String, storeRoot: String, environment: [String: String]? = nil
     ) -> GitRepository? {
@@ -46,8 +48,16 @@ public struct GitRepository: Sendable {
         while !FileSystem.isDirectory(directory) && directory.hasPrefix(storeRoot + "/") {
             directory = FileSystem.parent(of: directory)
         }
-        guard workTreeTop(from: directory, storeRoot: storeRoot) != nil else { return nil }
-        return GitRepository(directory: directory, storeRoot: storeRoot, environment: environment)
+        guard let top = workTreeTop(from: directory, storeRoot: storeRoot) else { return nil }
+        return GitRepository(directory: top, storeRoot: storeRoot, environment: environment)
+    }
+
+    /// `path` as git is given it: relative to ``directory`` when it lies below it (`.` for the folder
+    /// itself), so that it names the same file whatever symlinks lead to the work tree.
+    public func pathspec(_ path: String) -> String {
+        if path == directory || path == directory + "/" { return "." }
+        guard path.hasPrefix(directory + "/") else { return path }
+        return String(path.dropFirst(directory.count + 1))
     }
 
     /// The nearest folder at or above `directory` that holds a `.git`, no higher than the store root (git
@@ -62,10 +72,15 @@ public struct GitRepository: Sendable {
     }
 
     /// The environment git runs with.
-    public func environment(extra: [String: String] = [:]) -> [String] {
+    ///
+    /// Coffer's own git steps name entries, never patterns, so `literalPathspecs` (the default) sets
+    /// `GIT_LITERAL_PATHSPECS`: an entry called `certs/*.example.com` is that file and no other. The
+    /// person's own `coffer git ...` commands run without it.
+    public func environment(extra: [String: String] = [:], literalPathspecs: Bool = true) -> [String] {
         var variables = baseEnvironment ?? StoreConfiguration.processEnvironment()
         for name in Self.unsetVariables { variables[name] = nil }
         variables["GIT_CEILING_DIRECTORIES"] = storeRoot + "/.."
+        variables["GIT_LITERAL_PATHSPECS"] = literalPathspecs ? "1" : nil
         for (name, value) in extra { variables[name] = value }
         return variables.map { "\($0.key)=\($0.value)" }.sorted()
     }
@@ -105,23 +120,35 @@ public struct GitRepository: Sendable {
     /// Signs the commit when `pass.signcommits` is true, as pass does.
     public func commit(paths: [String], message: String, output: Output = .quiet) throws {
         removeStaleIndexLock()
+        let specs = paths.map(pathspec)
         if output == .inherit {
             // Attached, git's own complaint about the paths is shown, as pass shows it.
-            let added = try runUnchecked(["add", "--"] + paths)
+            let added = try runUnchecked(["add", "--"] + specs)
             if added.status != 0 {
                 Self.forward(added)
-                throw CofferError(.git, "git add failed with status \(added.status)")
+                throw CofferError(
+                    .git, "git add exited with status \(added.status); the change is made but not committed")
             }
         } else {
-            try run(["add", "--"] + paths)
+            try run(["add", "--"] + specs)
         }
-        let status = try run(["status", "--porcelain", "--"] + paths)
+        let status = try run(["status", "--porcelain", "--"] + specs)
         guard !status.standardOutput.isEmpty else { return }
-        try commit(message: message, output: output)
+        try commitStaged(message: message, output: output)
     }
 
-    /// Commits what is staged with `message` (signed when `pass.signcommits` is true).
+    /// Commits what is staged with `message` (signed when `pass.signcommits` is true); when nothing is
+    /// staged (the change touched only files git does not track) there is nothing to commit.
     public func commit(message: String, output: Output = .quiet) throws {
+        let staged = try runUnchecked(["diff", "--cached", "--quiet"])
+        switch staged.status {
+        case 0: return
+        case 1: try commitStaged(message: message, output: output)
+        default: throw CofferError(.git, "git diff failed: \(staged.errorText)")
+        }
+    }
+
+    private func commitStaged(message: String, output: Output) throws {
         let sign = (try? run(["config", "--bool", "--get", "pass.signcommits"]))?.outputText == "true"
         let arguments = ["commit"] + (sign ? ["-S"] : []) + ["-m", message]
         switch output {
@@ -129,7 +156,10 @@ public struct GitRepository: Sendable {
             try run(arguments)
         case .inherit:
             let status = try runAttached(arguments)
-            if status != 0 { throw CofferError(.git, "git commit failed with status \(status)") }
+            if status != 0 {
+                throw CofferError(
+                    .git, "git commit exited with status \(status); the change is made but not committed")
+            }
         }
     }
 
@@ -150,7 +180,8 @@ public struct GitRepository: Sendable {
     /// Removes `paths` from the index and the work tree (`git rm -qr`), ignoring paths git does not track.
     public func remove(paths: [String]) throws {
         removeStaleIndexLock()
-        _ = try runUnchecked(["rm", "-qr", "--"] + paths)
+        // Callers have removed the files already: only the index is left to change.
+        try run(["rm", "-qr", "--cached", "--ignore-unmatch", "--"] + paths.map(pathspec))
     }
 
     /// The git folder of the work tree holding ``directory`` (following a `.git` file's `gitdir:`), or `nil`.
@@ -192,7 +223,8 @@ public struct GitRepository: Sendable {
     /// would fail on it. Store writers hold the store lock, so only such a leftover or a person's own
     /// running git can be there, and a running git keeps the file open.
     func removeStaleIndexLock() {
-        let lock = directory + "/.git/index.lock"
+        guard let gitDirectory = gitDirectory() else { return }
+        let lock = gitDirectory + "/index.lock"
         guard FileSystem.kind(lock) == .file, !Self.isOpenByAnyProcess(lock) else { return }
         unlink(lock)
     }

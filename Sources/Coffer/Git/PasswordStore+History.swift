@@ -9,11 +9,8 @@ extension PasswordStore {
     }
 
     /// The path of entry `name` relative to the top of its repository.
-    private func repositoryPath(of name: String, in repository: GitRepository) throws -> String {
-        let top = try repository.topLevel()
-        let real = FileSystem.realPath(root) ?? root
-        let relativeRoot = real == top ? "" : String(real.dropFirst(top.count + 1)) + "/"
-        return relativeRoot + name + ".gpg"
+    private func repositoryPath(of name: String, in repository: GitRepository) -> String {
+        repository.pathspec(entryPath(name))
     }
 
     /// The commits that touched entry `name`, newest first, following renames.
@@ -37,7 +34,7 @@ extension PasswordStore {
         guard let commit = repository.resolve(revision) else {
             throw CofferError(.notFound, "\(revision) is not a revision of the password store.")
         }
-        let path = try repositoryPath(of: name, in: repository)
+        let path = repositoryPath(of: name, in: repository)
         var candidates = [path]
         if let history = try? repository.history(of: path) {
             // The entry's path as of `revision`: that of the newest commit touching it at or before it.

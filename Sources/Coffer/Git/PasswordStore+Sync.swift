@@ -145,14 +145,16 @@ extension PasswordStore {
     private func describeChanges(
         _ repository: GitRepository, from before: String, to after: String, report: inout SyncReport
     ) throws {
-        let output = try repository.run([
-            "diff", "--name-status", "--no-renames", before, after, "--", "*.gpg",
-        ])
-        for line in output.outputText.split(separator: "\n") {
-            let parts = line.split(separator: "\t").map(String.init)
-            guard parts.count >= 2 else { continue }
-            let name = String(parts[1].dropLast(4))
-            switch parts[0].prefix(1) {
+        // -z: names as they are, whatever bytes they hold.
+        let output = try repository.run(["diff", "-z", "--name-status", "--no-renames", before, after])
+        let fields = output.standardOutput.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        var index = 0
+        while index + 1 < fields.count {
+            let (status, path) = (fields[index], fields[index + 1])
+            index += 2
+            guard path.hasSuffix(".gpg") else { continue }
+            let name = String(path.dropLast(4))
+            switch status.prefix(1) {
             case "A": report.added.append(name)
             case "D": report.removed.append(name)
             default: report.changed.append(name)

@@ -69,105 +69,7 @@ extension PasswordStore {
         }
     }
 
-    // MARK: - Moving and copying
-
-    /// Moves (renames) an entry or folder, re-encrypting what lands under other recipients.
-    ///
-    /// `overwrite` is asked before replacing an existing entry; `nil` means replace. Commits
-    /// `Rename OLD to NEW.`
-    public func move(
-        _ source: String, to destination: String, overwrite: ((String) -> Bool)? = nil,
-        onEvent: (StoreEvent) -> Void = { _ in }
-    ) throws {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
-            try transfer(source, to: destination, copy: false, overwrite: overwrite, onEvent: onEvent)
-
-        }
-    }
-
-    /// Copies an entry or folder, re-encrypting what lands under other recipients. Commits `Copy OLD to NEW.`
-    public func copy(
-        _ source: String, to destination: String, overwrite: ((String) -> Bool)? = nil,
-        onEvent: (StoreEvent) -> Void = { _ in }
-    ) throws {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
-            try transfer(source, to: destination, copy: true, overwrite: overwrite, onEvent: onEvent)
-
-        }
-    }
-
-    private func transfer(
-        _ source: String, to destination: String, copy: Bool, overwrite: ((String) -> Bool)?,
-        onEvent: (StoreEvent) -> Void
-    ) throws {
-        try EntryName.validate(source)
-        try validateNewName(destination)
-        var oldPath = root + "/" + EntryName.trimmed(source)
-        var oldFolder = oldPath
-        let oldIsFolder =
-            (FileSystem.isFile(oldPath + ".gpg") && FileSystem.isDirectory(oldPath) && source.hasSuffix("/"))
-            || !FileSystem.isFile(oldPath + ".gpg")
-        if !oldIsFolder {
-            oldFolder = FileSystem.parent(of: oldPath)
-            oldPath += ".gpg"
-        }
-        guard FileSystem.kind(oldPath) != .missing else {
-            throw CofferError(.notFound, "\(source) is not in the password store.")
-        }
-        var newPath = root + "/" + destination
-        try checkInsideStore(newPath)
-        try git(for: oldPath)?.ensureNoUnfinishedOperation()
-        try git(for: newPath)?.ensureNoUnfinishedOperation()
-        // pass runs `mkdir -p -v "${new_path%/*}"`.
-        try makeFolders(FileSystem.parent(of: newPath), onEvent: onEvent)
-        if !(FileSystem.isDirectory(oldPath) || FileSystem.isDirectory(newPath) || newPath.hasSuffix("/")) {
-            newPath += ".gpg"
-        }
-        // Like mv and cp: a destination that is a folder receives the source inside it.
-        var target = newPath
-        if FileSystem.isDirectory(newPath) {
-            let base = String(EntryName.trimmed(oldPath).split(separator: "/").last ?? "")
-            target = newPath.hasSuffix("/") ? newPath + base : newPath + "/" + base
-        }
-        if FileSystem.kind(target) != .missing, !FileSystem.isDirectory(target), let overwrite,
-            !overwrite(target)
-        {
-            return
-        }
-        if copy {
-            try copyTree(oldPath, to: target, onEvent: onEvent)
-        } else {
-            if FileSystem.isDirectory(target) && FileSystem.isDirectory(oldPath) {
-                if rename(oldPath, target) != 0 {
-                    throw CofferError(
-                        .io, "cannot move '\(oldPath)' to '\(target)': \(String(cString: strerror(errno)))")
-                }
-            } else if rename(oldPath, target) != 0 {
-                throw CofferError(
-                    .io, "cannot move '\(oldPath)' to '\(target)': \(String(cString: strerror(errno)))")
-            }
-            FileSystem.syncDirectory(FileSystem.parent(of: target))
-            onEvent(.renamed(from: oldPath, to: target))
-        }
-        // Like pass's final `rmdir -p` after a move, also when re-encryption or git fails.
-        defer { if !copy { removeEmptyFolders(from: oldFolder) } }
-        if FileSystem.kind(newPath) != .missing { try reencrypt(newPath, onEvent: onEvent) }
-        if copy {
-            try commit([newPath], "Copy \(source) to \(destination).")
-            return
-        }
-        if let repository = git(for: newPath), FileSystem.kind(oldPath) == .missing {
-            try repository.remove(paths: [oldPath])
-            try repository.commit(
-                paths: [newPath], message: "Rename \(source) to \(destination).", output: gitOutput)
-        }
-        if let repository = git(for: oldPath), FileSystem.kind(oldPath) == .missing {
-            try repository.remove(paths: [oldPath])
-            if !(try repository.run(["status", "--porcelain", "--", oldPath]).standardOutput.isEmpty) {
-                try repository.commit(message: "Remove \(source).", output: gitOutput)
-            }
-        }
-    }
+    // MARK: - Folders
 
     /// `mkdir -p -v PATH`: creates the folder `path` and its missing parents with the store's folder mode.
     ///
@@ -193,23 +95,6 @@ extension PasswordStore {
             }
             chmod(prefix, configuration.folderMode)
             onEvent(.createdFolder(position == prefixes.count - 1 ? path : prefix))
-        }
-    }
-
-    /// `cp -r -v`: copies a file or a folder tree, reporting every item.
-    private func copyTree(_ source: String, to target: String, onEvent: (StoreEvent) -> Void) throws {
-        if FileSystem.isDirectory(source) {
-            if !FileSystem.isDirectory(target) {
-                try FileSystem.makeDirectories(target, mode: configuration.folderMode)
-                onEvent(.copied(from: source, to: target))
-            }
-            for name in try FileSystem.contents(of: source, sorted: false) {
-                try copyTree(source + "/" + name, to: target + "/" + name, onEvent: onEvent)
-            }
-        } else {
-            try FileSystem.atomicWrite(
-                target, bytes: FileSystem.readFile(source), mode: configuration.fileMode)
-            onEvent(.copied(from: source, to: target))
         }
     }
 }

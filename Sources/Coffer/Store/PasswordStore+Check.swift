@@ -45,6 +45,15 @@ extension PasswordStore {
     /// the store. With `fix`, mis-encrypted entries are re-encrypted (one at a time, like
     /// ``reencrypt(_:onEvent:)``), permissions tightened and stray files removed.
     public func check(fix: Bool = false) throws -> [StoreFinding] {
+        // Repairs are changes: they wait for other writers and are committed as one.
+        guard fix else { return try examineStore(fix: false) }
+        return try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            try git(for: root + "/.gpg-id")?.ensureNoUnfinishedOperation()
+            return try examineStore(fix: true)
+        }
+    }
+
+    private func examineStore(fix: Bool) throws -> [StoreFinding] {
         guard FileSystem.isDirectory(root) else {
             throw CofferError(.notFound, "password store is empty. Try \"pass init\".")
         }
@@ -143,6 +152,13 @@ extension PasswordStore {
             progress?(index + 1, entries.count)
         }
         flush(upTo: steps.count)
+        let reencrypted = findings.filter { $0.kind == .recipients && $0.fixed }.map { root + "/" + $0.path }
+        if !reencrypted.isEmpty {
+            try commit(
+                reencrypted,
+                "Reencrypt \(reencrypted.count) \(reencrypted.count == 1 ? "entry" : "entries") "
+                    + "to match .gpg-id.")
+        }
         if let repository = git(for: root + "/.gpg-id"), FileSystem.kind(root + "/.git") != .missing {
             findings += try gitFindings(repository)
         }

@@ -26,9 +26,7 @@ extension PasswordStore {
                 defer { removeEmptyFolders(from: FileSystem.parent(of: gpgID)) }
                 if let repository = git(for: gpgID) {
                     try repository.remove(paths: [gpgID])
-                    // `git rm` removes the folders it empties: commit from the nearest one left.
-                    try (git(for: gpgID) ?? repository).commit(
-                        message: "Deinitialize \(gpgID)\(suffix).", output: gitOutput)
+                    try repository.commit(message: "Deinitialize \(gpgID)\(suffix).", output: gitOutput)
                 }
             } else {
                 try checkInsideStore(gpgID)
@@ -72,15 +70,9 @@ extension PasswordStore {
     /// (decrypt, encrypt, atomic replace) runs on several threads, and events come in file order.
     public func reencrypt(_ path: String, onEvent: (StoreEvent) -> Void = { _ in }) throws {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
-            struct Job: Sendable {
-                let file: String
-                let name: String
-                let recipients: [String]
-                let keyIDs: [String]
-            }
             try git(for: path)?.ensureNoUnfinishedOperation()
             var wantedByRecipients: [[String]: Set<String>] = [:]
-            var jobs: [Job] = []
+            var jobs: [Reencryption] = []
             let files = try Self.entryFiles(at: path)
             // What an interrupted run left behind goes first (we hold the lock: no write is in flight).
             var folders = Set(files.map(FileSystem.parent(of:)))
@@ -90,43 +82,64 @@ extension PasswordStore {
                 let relative = String(file.dropFirst(root.count + 1))
                 let recipients = try recipients(forFolder: Self.folder(of: relative))
                 try verifyRecipientsFile(recipients.file)
-                let wanted: Set<String>
-                if let known = wantedByRecipients[recipients.ids] {
-                    wanted = known
-                } else {
-                    wanted = try engine.encryptionKeyIDs(for: recipients.ids)
-                    wantedByRecipients[recipients.ids] = wanted
-                }
+                let wanted =
+                    try wantedByRecipients[recipients.ids] ?? engine.encryptionKeyIDs(for: recipients.ids)
+                wantedByRecipients[recipients.ids] = wanted
                 if let current = OpenPGPPackets.recipientKeyIDs(try FileSystem.readFile(file)),
                     current == wanted
                 {
                     continue
                 }
                 jobs.append(
-                    Job(
-                        file: file, name: String(relative.dropLast(4)), recipients: recipients.ids,
-                        keyIDs: wanted.sorted()))
+                    Reencryption(
+                        file: file, destination: file, recipients: recipients.ids, keyIDs: wanted.sorted()))
             }
-            let engine = self.engine
             let mode = configuration.fileMode
-            let progress = self.progress
-            // One encryptor per recipient list: after gpg has encrypted the first entry for them, the
-            // engine may encrypt the others without a gpg process.
-            var encryptors: [[String]: any RepeatedEncryptor] = [:]
-            // Decryption runs on every core; encryption runs one at a time, because concurrent gpg
-            // encryptions queue on the keyring's and trustdb's lock files and end up slower.
-            try Parallel.forEach(jobs) { job in
-                try engine.decrypt(FileSystem.readFile(job.file))
-            } consume: { index, result in
+            try encryptAgain(jobs) { index in
                 let job = jobs[index]
-                onEvent(.reencrypted(name: job.name, keyIDs: job.keyIDs))
-                let encryptor = encryptors[job.recipients] ?? engine.encryptor(for: job.recipients)
-                encryptors[job.recipients] = encryptor
-                let encrypted = try encryptor.encrypt(result.get())
-                try FileSystem.atomicWrite(job.file, bytes: encrypted, mode: mode)
+                onEvent(
+                    .reencrypted(
+                        name: String(job.file.dropFirst(root.count + 1).dropLast(4)), keyIDs: job.keyIDs))
+            } consume: { index, ciphertext in
+                try FileSystem.atomicWrite(jobs[index].file, bytes: ciphertext, mode: mode)
                 progress?(index + 1, jobs.count)
             }
+        }
+    }
 
+    /// An entry to encrypt again: the file it is read from, the file it will be, and its recipients with
+    /// the encryption subkeys they stand for.
+    struct Reencryption: Sendable {
+        /// The file whose ciphertext is decrypted.
+        let file: String
+        /// Where the new ciphertext goes (the same file, or where a move or copy puts it).
+        let destination: String
+        /// The recipients to encrypt for.
+        let recipients: [String]
+        /// The encryption subkeys they stand for, sorted.
+        let keyIDs: [String]
+    }
+
+    /// Decrypts every job's file on every core and encrypts it again for its recipients, one at a time
+    /// (concurrent gpg encryptions queue on the keyring's and trustdb's lock files and end up slower);
+    /// `starting` is told before each encryption and `consume` gets the new ciphertexts, in job order.
+    ///
+    /// One encryptor serves each recipient list: after gpg has encrypted the first entry for them, the
+    /// engine may encrypt the others without a gpg process.
+    func encryptAgain(
+        _ jobs: [Reencryption], starting: (Int) -> Void = { _ in },
+        consume: (Int, [UInt8]) throws -> Void
+    ) throws {
+        let engine = self.engine
+        var encryptors: [[String]: any RepeatedEncryptor] = [:]
+        try Parallel.forEach(jobs) { job in
+            try engine.decrypt(FileSystem.readFile(job.file))
+        } consume: { index, result in
+            let job = jobs[index]
+            starting(index)
+            let encryptor = encryptors[job.recipients] ?? engine.encryptor(for: job.recipients)
+            encryptors[job.recipients] = encryptor
+            try consume(index, try encryptor.encrypt(result.get()))
         }
     }
 

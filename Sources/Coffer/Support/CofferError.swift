@@ -34,17 +34,24 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let locked = Code(rawValue: "locked")
         /// The request itself is malformed (bad length, bad option value, ...).
         public static let invalidArgument = Code(rawValue: "invalidArgument")
+        /// A move or copy names the same file as source and destination (``CofferError/paths`` holds both).
+        public static let sameFile = Code(rawValue: "sameFile")
+        /// A folder would be moved or copied into itself (``CofferError/paths``: the folder, the destination).
+        public static let intoItself = Code(rawValue: "intoItself")
     }
 
     /// The kind of failure.
     public let code: Code
     /// A one-line description for people.
     public let message: String
+    /// The files the error is about, when a caller may want to word its own message (empty otherwise).
+    public let paths: [String]
 
-    /// Creates an error of `code` described by `message`.
-    public init(_ code: Code, _ message: String) {
+    /// Creates an error of `code` described by `message`, about `paths`.
+    public init(_ code: Code, _ message: String, paths: [String] = []) {
         self.code = code
         self.message = message
+        self.paths = paths
     }
 
     /// The message.

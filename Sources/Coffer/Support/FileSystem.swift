@@ -79,11 +79,12 @@ public enum FileSystem {
     /// On failure the old file is intact and the temporary file is removed.
     static func atomicWrite(_ path: String, bytes: [UInt8], mode: mode_t) throws {
         let directory = parent(of: path)
-        let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
         var temporary = ""
         var descriptor: Int32 = -1
         for _ in 0..<16 {
-            temporary = directory + "/.\(name).coffer-tmp-\(randomToken())"
+            // The temporary name does not repeat the file's: a name part may be up to 251 bytes long
+            // (pass's limit with `.gpg`), and `.NAME.coffer-tmp-XXXX` would exceed NAME_MAX.
+            temporary = directory + "/" + temporaryMarker + randomToken()
             descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
             if descriptor >= 0 || errno != EEXIST { break }
         }
@@ -106,7 +107,7 @@ public enum FileSystem {
         syncDirectory(directory)
     }
 
-    /// The prefix that marks this program's temporary files (`.NAME.coffer-tmp-XXXX`).
+    /// The prefix that marks this program's temporary files (`.coffer-tmp-XXXX`).
     static let temporaryMarker = ".coffer-tmp-"
 
     static func syncDirectory(_ path: String) {
@@ -179,6 +180,28 @@ public enum FileSystem {
         let count = readlink(path, &buffer, buffer.count - 1)
         guard count >= 0 else { return nil }
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Whether two paths name the same file (after following symlinks), as `mv` and `cp` decide it.
+    static func isSameFile(_ first: String, _ second: String) -> Bool {
+        var one = stat()
+        var other = stat()
+        guard stat(first, &one) == 0, stat(second, &other) == 0 else { return false }
+        return one.st_dev == other.st_dev && one.st_ino == other.st_ino
+    }
+
+    /// `path` with its longest existing part resolved (symlinks, `.`), and the rest appended as spelled.
+    static func canonicalPath(_ path: String) -> String {
+        var existing = path
+        var rest: [Substring] = []
+        while realPath(existing) == nil {
+            let above = parent(of: existing)
+            guard above != existing, let slash = existing.lastIndex(of: "/") else { return path }
+            rest.insert(existing[existing.index(after: slash)...], at: 0)
+            existing = above
+        }
+        let resolved = realPath(existing) ?? existing
+        return ([Substring(resolved)] + rest.filter { !$0.isEmpty && $0 != "." }).joined(separator: "/")
     }
 
     /// The canonical absolute path (symlinks resolved), or `nil` when it does not exist.

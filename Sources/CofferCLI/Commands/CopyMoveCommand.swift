@@ -39,6 +39,19 @@ enum CopyMoveCommand {
             }
         } catch let error as CofferError where error.code == .io {
             throw Exit.die("\(tool): \(error.message)")
+        } catch let error as CofferError where error.code == .sameFile && error.paths.count == 2 {
+            let (first, second) = (
+                CoreutilsMessages.quote(error.paths[0]), CoreutilsMessages.quote(error.paths[1])
+            )
+            throw Exit.die("\(tool): \(first) and \(second) are the same file")
+        } catch let error as CofferError where error.code == .intoItself && error.paths.count == 2 {
+            let (folder, inside) = (
+                CoreutilsMessages.quote(error.paths[0]), CoreutilsMessages.quote(error.paths[1])
+            )
+            throw Exit.die(
+                copy
+                    ? "cp: cannot copy a directory, \(folder), into itself, \(inside)"
+                    : "mv: cannot move \(folder) to a subdirectory of itself, \(inside)")
         }
     }
 }

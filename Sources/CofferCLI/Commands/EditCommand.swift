@@ -56,16 +56,22 @@ enum EditCommand {
         }
     }
 
-    /// Runs `${EDITOR:-editor} FILE` (the variable split into words; `vi` when there is no `editor`)
-    /// attached to the terminal and returns its status.
+    /// Runs `${EDITOR:-editor} FILE` (`vi` when there is no `editor`) attached to the terminal and
+    /// returns its status.
+    ///
+    /// As git runs it: a value with shell syntax (quotes, `$`, `;`, ...) or a shell builtin such as `:`
+    /// runs through `/bin/sh -c 'EDITOR "$@"'`; otherwise it is split into words and run directly, as
+    /// pass's unquoted `$EDITOR` is.
     @discardableResult
     private static func runEditor(on file: String, _ folder: SecureTemporaryFolder, _ invocation: Invocation)
         -> Int32
     {
-        var words = (invocation.environment["EDITOR"] ?? "")
-            .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
+        let editor = invocation.environment["EDITOR"] ?? ""
+        var words = editor.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
         if words.isEmpty {
             words = [ChildProcess.isOnPath("editor", environment: invocation.environment) ? "editor" : "vi"]
+        } else if editor.contains(where: { "|&;<>()$`\\\"'*?[#~=%".contains($0) }) || words[0] == ":" {
+            words = ["/bin/sh", "-c", editor + " \"$@\"", editor]
         }
         do {
             return folder.wait(for: try ChildProcess.spawn(words + [file]))

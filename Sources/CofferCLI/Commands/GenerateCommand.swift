@@ -60,6 +60,13 @@ enum GenerateCommand {
                 standardError.line(GPGMessages.decryptionFailure(error))
                 throw Exit.die("Could not reencrypt new password.")
             }
+            // Replacing the first line of a kept merge conflict would keep both sides' old passwords and
+            // hide the conflict: it has to be resolved first.
+            if old.withUnsafeBytes({ EntryMerge.containsConflict($0) }) {
+                throw Exit.die(
+                    "Error: \(path) holds a merge conflict; resolve it with \"\(invocation.program) edit \(path)\" "
+                        + "before generating a password in place.")
+            }
             let rest = old.withUnsafeBytes { bytes in
                 bytes.firstIndex(of: UInt8(ascii: "\n")).map { Array(bytes[($0 + 1)...]) } ?? []
             }

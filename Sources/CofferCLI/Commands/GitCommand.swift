@@ -9,7 +9,8 @@ import Coffer
 /// `git git-command-args...`: runs git in the store, attached to the terminal, with `TMPDIR` in a
 /// private folder under `/dev/shm`; `git init` also commits what is there and sets up the gpg diff.
 enum GitCommand {
-    /// Runs the command. Like pass, the exit status is 0 whatever git's was, except for a failed `init`.
+    /// Runs the command and exits with git's status (pass exits 0 whatever git's was; scripts need to
+    /// know when git failed).
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
         let prefix = invocation.prefix
         if arguments.first == "init" {
@@ -23,14 +24,16 @@ enum GitCommand {
         let folder = try SecureTemporaryFolder(
             program: invocation.program, environment: invocation.environment, warn: false)
         defer { folder.finish() }
+        let status: Int32
         do {
             let pid = try ChildProcess.spawn(
                 ["git", "-C", repository.directory] + arguments,
-                environment: repository.environment(extra: ["TMPDIR": folder.path]))
-            folder.wait(for: pid)
+                environment: repository.environment(extra: ["TMPDIR": folder.path], literalPathspecs: false))
+            status = folder.wait(for: pid)
         } catch let error as CofferError {
-            standardError.line("\(invocation.program): \(error.message)")
+            throw Exit(127, "\(invocation.program): \(error.message)")
         }
+        if status != 0 { throw Exit(status) }
     }
 
     /// `git init`, then pass's two commits and the gpg diff configuration.
@@ -45,17 +48,32 @@ enum GitCommand {
             throw Exit(1)
         }
         guard status == 0 else { throw Exit(1) }
-        // As in pass, a git step that fails has already said why; the remaining steps still run.
+        // As in pass, a git step that fails has already said why and the remaining steps still run; unlike
+        // pass, the command then fails.
+        var failed = false
+        func ignoringGitFailure(_ step: () throws -> Void) {
+            do {
+                try step()
+            } catch let error as CofferError where error.code == .git {
+                standardError.line("Error: \(error.message)")
+                failed = true
+            } catch {
+                standardError.line("Error: \(error)")
+                failed = true
+            }
+        }
         ignoringGitFailure {
             try repository.commit(
                 paths: [prefix], message: "Add current contents of password store.", output: .inherit)
         }
         let attributes = prefix + "/.gitattributes"
         let descriptor = open(attributes, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-        if descriptor >= 0 {
-            _ = "*.gpg diff=gpg\n".withCString { write(descriptor, $0, strlen($0)) }
-            close(descriptor)
+        let line = "*.gpg diff=gpg\n"
+        if descriptor < 0 || line.withCString({ write(descriptor, $0, strlen($0)) }) != line.utf8.count {
+            standardError.line("Error: cannot write \(attributes): \(String(cString: strerror(errno)))")
+            failed = true
         }
+        if descriptor >= 0 { close(descriptor) }
         ignoringGitFailure {
             try repository.commit(
                 paths: [".gitattributes"], message: "Configure git repository for gpg file diff.",
@@ -67,6 +85,7 @@ enum GitCommand {
         }
         // Beyond pass: the entry merge driver, in this clone's config and local attributes only.
         ignoringGitFailure { try repository.installMergeDriver() }
+        if failed { throw Exit(1) }
     }
 
     /// pass's `$GPG -d ${GPG_OPTS[*]}`.
@@ -78,16 +97,5 @@ enum GitCommand {
         options += ["--quiet", "--yes", "--compress-algo=none", "--no-encrypt-to"]
         if gpg2 || !(environment["GPG_AGENT_INFO"] ?? "").isEmpty { options += ["--batch", "--use-agent"] }
         return (gpg2 ? "gpg2" : "gpg") + " -d " + options.joined(separator: " ")
-    }
-
-    /// Runs a git step whose failure pass ignores (git has printed its own message when it was attached).
-    private static func ignoringGitFailure(_ step: () throws -> Void) {
-        do {
-            try step()
-        } catch let error as CofferError where error.code == .git {
-            standardError.line(error.message)
-        } catch {
-            standardError.line("\(error)")
-        }
     }
 }

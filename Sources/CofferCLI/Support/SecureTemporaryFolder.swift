@@ -81,29 +81,48 @@ final class SecureTemporaryFolder {
         path = made
         lockDescriptor = open(made, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         if lockDescriptor >= 0 { flock(lockDescriptor, LOCK_EX) }
+        // Marks the folder as coffer's whatever the program is called (as `pass` it is a `pass.` folder,
+        // like the ones pass itself makes without a lock, which must never be swept).
+        let marker = open(
+            made + "/" + Self.marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if marker >= 0 { close(marker) }
     }
 
-    /// The prefix of the folders that may be swept: those of coffer run under its own name. Run as `pass`
-    /// it makes `pass.` folders, which pass itself makes too without a lock, so those are never touched.
+    /// The file inside every folder coffer makes, by which the sweep knows its own folders.
+    static let marker = ".coffer-tmpdir"
+
+    /// The prefix of folders made by coffer under its own name (older ones carry no marker).
     static let prefix = "coffer."
 
     /// The folders in `parent` that an edit killed with SIGKILL left behind: this user's private
-    /// `coffer.XXXXXXXXXXXXX` folders that no process holds and that are more than two seconds old (a
-    /// folder is locked right after it is made).
+    /// `PROGRAM.XXXXXXXXXXXXX` folders made by coffer (under any program name) that no process holds and
+    /// that are more than two seconds old (a folder is locked right after it is made).
     static func abandoned(in parent: String) -> [String] {
         let names = (try? FileSystem.contents(of: parent)) ?? []
         let now = time(nil)
-        return names.filter { $0.hasPrefix(prefix) && $0.utf8.count == prefix.utf8.count + 13 }.map {
-            parent + "/" + $0
-        }.filter { path in
+        return names.filter(isFolderName).map { parent + "/" + $0 }.filter { path in
             var info = stat()
+            var markerInfo = stat()
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(),
                 info.st_mode & 0o777 == 0o700, now - modificationTime(info) >= 2
             else { return false }
+            let marked =
+                lstat(path + "/" + marker, &markerInfo) == 0 && markerInfo.st_mode & S_IFMT == S_IFREG
+                && markerInfo.st_uid == getuid()
+            guard marked || path.hasSuffix("/" + prefix + path.suffix(13)) else { return false }
             let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard descriptor >= 0 else { return false }
             defer { close(descriptor) }
             return flock(descriptor, LOCK_EX | LOCK_NB) == 0
+        }
+    }
+
+    /// Whether `name` has the shape of the folders `mktemp -d PROGRAM.XXXXXXXXXXXXX` makes.
+    private static func isFolderName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard bytes.count > 14, bytes[bytes.count - 14] == UInt8(ascii: ".") else { return false }
+        return bytes.suffix(13).allSatisfy { byte in
+            (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte)
         }
     }
 

@@ -1,0 +1,276 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension PasswordStore {
+    /// Moves (renames) an entry or folder, re-encrypting what lands under other recipients.
+    ///
+    /// `overwrite` is asked before replacing an existing entry; `nil` means replace. Commits
+    /// `Rename OLD to NEW.` Nothing changes unless the whole move can be made: every entry that needs
+    /// other recipients at its new place is encrypted for them before the first file moves.
+    public func move(
+        _ source: String, to destination: String, overwrite: ((String) -> Bool)? = nil,
+        onEvent: (StoreEvent) -> Void = { _ in }
+    ) throws {
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            try transfer(source, to: destination, copy: false, overwrite: overwrite, onEvent: onEvent)
+        }
+    }
+
+    /// Copies an entry or folder, re-encrypting what lands under other recipients. Commits `Copy OLD to NEW.`
+    ///
+    /// As with ``move(_:to:overwrite:onEvent:)``, nothing changes unless the whole copy can be made.
+    public func copy(
+        _ source: String, to destination: String, overwrite: ((String) -> Bool)? = nil,
+        onEvent: (StoreEvent) -> Void = { _ in }
+    ) throws {
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            try transfer(source, to: destination, copy: true, overwrite: overwrite, onEvent: onEvent)
+        }
+    }
+
+    /// What a move or copy will do, worked out before anything changes.
+    private struct TransferPlan {
+        /// The file or folder moved or copied.
+        var source: String
+        /// Where it lands (inside `destination` when that is a folder).
+        var target: String
+        /// The new ciphertext of every entry whose recipients differ at its place after the transfer, by
+        /// the path it has then.
+        var reencrypted: [String: [UInt8]] = [:]
+        /// The key ids of each re-encrypted entry, by the path it has then (for the events).
+        var keyIDs: [String: [String]] = [:]
+        /// Where the source's entries land.
+        var landing: Set<String> = []
+    }
+
+    private func transfer(
+        _ source: String, to destination: String, copy: Bool, overwrite: ((String) -> Bool)?,
+        onEvent: (StoreEvent) -> Void
+    ) throws {
+        try EntryName.validate(source)
+        try validateNewName(destination)
+        var oldPath = root + "/" + EntryName.trimmed(source)
+        var oldFolder = oldPath
+        let oldIsFolder =
+            (FileSystem.isFile(oldPath + ".gpg") && FileSystem.isDirectory(oldPath) && source.hasSuffix("/"))
+            || !FileSystem.isFile(oldPath + ".gpg")
+        if !oldIsFolder {
+            oldFolder = FileSystem.parent(of: oldPath)
+            oldPath += ".gpg"
+        }
+        guard FileSystem.kind(oldPath) != .missing else {
+            throw CofferError(.notFound, "\(source) is not in the password store.")
+        }
+        var newPath = root + "/" + destination
+        try checkInsideStore(newPath)
+        try git(for: oldPath)?.ensureNoUnfinishedOperation()
+        try git(for: newPath)?.ensureNoUnfinishedOperation()
+        let sourceIsFolder = FileSystem.isDirectory(oldPath)
+        // pass's `mkdir -p -v "${new_path%/*}"` makes a destination spelled with a final slash a folder.
+        let destinationIsFolder = FileSystem.isDirectory(newPath) || newPath.hasSuffix("/")
+        if !(sourceIsFolder || destinationIsFolder) { newPath += ".gpg" }
+        // Like mv and cp: a destination that is a folder receives the source inside it.
+        var target = newPath
+        if destinationIsFolder {
+            let base = String(EntryName.trimmed(oldPath).split(separator: "/").last ?? "")
+            target = newPath.hasSuffix("/") ? newPath + base : newPath + "/" + base
+        }
+        if let refusal = Self.refusal(moving: oldPath, to: target, copy: copy) {
+            // mv and cp refuse after pass has made the destination's folders.
+            try makeFolders(FileSystem.parent(of: newPath), onEvent: onEvent)
+            throw refusal
+        }
+        let plan = try plan(
+            TransferPlan(source: oldPath, target: target), destination: destinationIsFolder ? newPath : nil,
+            copy: copy)
+
+        try makeFolders(FileSystem.parent(of: newPath), onEvent: onEvent)
+        if FileSystem.kind(target) != .missing, !FileSystem.isDirectory(target), let overwrite,
+            !overwrite(target)
+        {
+            return
+        }
+        try apply(plan, copy: copy, onEvent: onEvent)
+        // Like pass's final `rmdir -p` after a move.
+        defer { if !copy { removeEmptyFolders(from: oldFolder) } }
+        // The re-encryption lines come after mv's and cp's, in the order pass's `find` lists the files.
+        for file in try Self.entryFiles(at: newPath) {
+            guard let keyIDs = plan.keyIDs[file] else { continue }
+            onEvent(.reencrypted(name: String(file.dropFirst(root.count + 1).dropLast(4)), keyIDs: keyIDs))
+        }
+        if copy {
+            try commit([newPath], "Copy \(source) to \(destination).")
+            return
+        }
+        if let repository = git(for: newPath), FileSystem.kind(oldPath) == .missing {
+            try repository.remove(paths: [oldPath])
+            try repository.commit(
+                paths: [newPath], message: "Rename \(source) to \(destination).", output: gitOutput)
+        }
+        if let repository = git(for: oldPath), FileSystem.kind(oldPath) == .missing {
+            try repository.remove(paths: [oldPath])
+            if !(try repository.run(["status", "--porcelain", "--", repository.pathspec(oldPath)])
+                .standardOutput.isEmpty)
+            {
+                try repository.commit(message: "Remove \(source).", output: gitOutput)
+            }
+        }
+    }
+
+    /// Why mv or cp would refuse to move `source` to `target`: the same file, or a folder into itself.
+    private static func refusal(moving source: String, to target: String, copy: Bool) -> CofferError? {
+        if FileSystem.isSameFile(source, target) {
+            return CofferError(
+                .sameFile, "\(source) and \(target) are the same file", paths: [source, target])
+        }
+        let canonicalSource = FileSystem.canonicalPath(source)
+        let canonicalTarget = FileSystem.canonicalPath(target)
+        guard FileSystem.isDirectory(source), canonicalTarget.hasPrefix(canonicalSource + "/") else {
+            return nil
+        }
+        let message =
+            copy
+            ? "cannot copy a directory, \(source), into itself, \(target)"
+            : "cannot move \(source) to a subdirectory of itself, \(target)"
+        return CofferError(.intoItself, message, paths: [source, target])
+    }
+
+    /// Works out which entries need other recipients after the transfer and encrypts them for those, in
+    /// memory: the entries moved or copied, and (as pass's `reencrypt_path` of the destination does) the
+    /// entries already in a `destination` folder.
+    private func plan(_ plan: TransferPlan, destination: String?, copy: Bool) throws -> TransferPlan {
+        var plan = plan
+        var jobs: [Reencryption] = []
+        var wantedByRecipients: [[String]: Set<String>] = [:]
+        func consider(_ file: String, landingAt place: String) throws {
+            let recipients = try recipientsAfterTransfer(of: place, plan, copy: copy)
+            try verifyRecipientsFile(recipients.file)
+            let wanted =
+                try wantedByRecipients[recipients.ids] ?? engine.encryptionKeyIDs(for: recipients.ids)
+            wantedByRecipients[recipients.ids] = wanted
+            if OpenPGPPackets.recipientKeyIDs(try FileSystem.readFile(file)) == wanted { return }
+            jobs.append(
+                Reencryption(
+                    file: file, destination: place, recipients: recipients.ids, keyIDs: wanted.sorted()))
+        }
+        for file in try Self.entryFiles(at: plan.source) {
+            let place = plan.target + file.dropFirst(plan.source.count)
+            plan.landing.insert(place)
+            try consider(file, landingAt: place)
+        }
+        if let destination, FileSystem.isDirectory(destination) {
+            for file in try Self.entryFiles(at: destination) where !plan.landing.contains(file) {
+                try consider(file, landingAt: file)
+            }
+        }
+        try encryptAgain(jobs) { index, ciphertext in
+            plan.reencrypted[jobs[index].destination] = ciphertext
+            plan.keyIDs[jobs[index].destination] = jobs[index].keyIDs
+        }
+        return plan
+    }
+
+    /// The recipients an entry at `place` has once the plan's source is at its target: `.gpg-id` files
+    /// that travel with a folder count at their new place (for a copy, over those already there).
+    private func recipientsAfterTransfer(of place: String, _ plan: TransferPlan, copy: Bool) throws
+        -> Recipients
+    {
+        if let override = configuration.keyOverride { return Recipients(ids: override, file: nil) }
+        var folder = FileSystem.parent(of: place)
+        while folder == root || folder.hasPrefix(root + "/") {
+            var candidates: [String] = []
+            if folder == plan.target || folder.hasPrefix(plan.target + "/") {
+                candidates.append(plan.source + folder.dropFirst(plan.target.count) + "/.gpg-id")
+                if copy { candidates.append(folder + "/.gpg-id") }
+            } else {
+                // pass spells the root's file `<root>/./.gpg-id` for an entry at the top.
+                let spelled = folder == root && folder == FileSystem.parent(of: place) ? root + "/." : folder
+                candidates.append(spelled + "/.gpg-id")
+            }
+            if let file = candidates.first(where: FileSystem.isFile) {
+                return Recipients(ids: GPGIDFile.parse(try FileSystem.readFile(file)), file: file)
+            }
+            if folder == root { break }
+            folder = FileSystem.parent(of: folder)
+        }
+        let name = String(place.dropFirst(root.count + 1))
+        throw CofferError(.noRecipients, "no .gpg-id for \(name); run init")
+    }
+
+    /// Moves or copies the plan's source and writes its re-encrypted entries; when a step fails, the
+    /// steps already made are undone, so the store is as it was.
+    private func apply(_ plan: TransferPlan, copy: Bool, onEvent: (StoreEvent) -> Void) throws {
+        var undo: [() -> Void] = []
+        do {
+            if copy {
+                try copyTree(plan.source, to: plan.target, plan, undo: &undo, onEvent: onEvent)
+            } else {
+                let replaced = FileSystem.isFile(plan.target) ? try FileSystem.readFile(plan.target) : nil
+                guard rename(plan.source, plan.target) == 0 else {
+                    throw CofferError(
+                        .io,
+                        "cannot move '\(plan.source)' to '\(plan.target)': \(String(cString: strerror(errno)))"
+                    )
+                }
+                let mode = configuration.fileMode
+                undo.append {
+                    rename(plan.target, plan.source)
+                    if let replaced { try? FileSystem.atomicWrite(plan.target, bytes: replaced, mode: mode) }
+                }
+                FileSystem.syncDirectory(FileSystem.parent(of: plan.target))
+                onEvent(.renamed(from: plan.source, to: plan.target))
+            }
+            // A copy has written the entries it copied re-encrypted already.
+            for (file, ciphertext) in plan.reencrypted.sorted(by: { $0.key < $1.key })
+            where !(copy && plan.landing.contains(file)) {
+                try replace(file, with: ciphertext, undo: &undo)
+            }
+        } catch {
+            for step in undo.reversed() { step() }
+            throw error
+        }
+    }
+
+    /// Replaces an entry's ciphertext, recording how to put the old one back.
+    private func replace(_ file: String, with ciphertext: [UInt8], undo: inout [() -> Void]) throws {
+        let original = try FileSystem.readFile(file)
+        try FileSystem.atomicWrite(file, bytes: ciphertext, mode: configuration.fileMode)
+        let mode = configuration.fileMode
+        undo.append { try? FileSystem.atomicWrite(file, bytes: original, mode: mode) }
+    }
+
+    /// `cp -r -v`: copies a file or a folder tree, reporting every item; entries the plan re-encrypted
+    /// are written with their new ciphertext.
+    private func copyTree(
+        _ source: String, to target: String, _ plan: TransferPlan, undo: inout [() -> Void],
+        onEvent: (StoreEvent) -> Void
+    ) throws {
+        if FileSystem.isDirectory(source) {
+            if !FileSystem.isDirectory(target) {
+                try FileSystem.makeDirectories(target, mode: configuration.folderMode)
+                undo.append { rmdir(target) }
+                onEvent(.copied(from: source, to: target))
+            }
+            for name in try FileSystem.contents(of: source, sorted: false) {
+                try copyTree(
+                    source + "/" + name, to: target + "/" + name, plan, undo: &undo, onEvent: onEvent)
+            }
+        } else {
+            let replaced = FileSystem.kind(target) == .missing ? nil : try FileSystem.readFile(target)
+            let bytes = try plan.reencrypted[target] ?? FileSystem.readFile(source)
+            try FileSystem.atomicWrite(target, bytes: bytes, mode: configuration.fileMode)
+            let mode = configuration.fileMode
+            undo.append {
+                if let replaced {
+                    try? FileSystem.atomicWrite(target, bytes: replaced, mode: mode)
+                } else {
+                    unlink(target)
+                }
+            }
+            onEvent(.copied(from: source, to: target))
+        }
+    }
+}
