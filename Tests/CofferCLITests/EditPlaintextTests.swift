@@ -77,11 +77,12 @@ struct EditPlaintextTests {
             return Array(Set(found)).sorted()
         }
 
-        /// Starts `coffer edit` with an editor that waits, and returns coffer's pid (a process group
-        /// leader) and the temporary file once the editor has it open (`nil` when it never started).
-        func startWaitingEdit() throws -> (pid: pid_t, temporaryFile: String?) {
+        /// Starts `coffer edit` (by `program`, a name on the sandbox's `PATH` or a path) with an editor that
+        /// waits, and returns coffer's pid (a process group leader) and the temporary file once the editor
+        /// has it open (`nil` when it never started).
+        func startWaitingEdit(program: String = "coffer") throws -> (pid: pid_t, temporaryFile: String?) {
             let pid = try TestProcess.start(
-                ["coffer", "edit", entry], environment: environment(editor: "edit-hang"),
+                [program, "edit", entry], environment: environment(editor: "edit-hang"),
                 directory: sandbox.home)
             let deadline = TestProcess.monotonicSeconds() + 20
             while !TestFiles.exists(readyFile) && TestProcess.monotonicSeconds() < deadline {
@@ -214,6 +215,57 @@ struct EditPlaintextTests {
         #expect(outcome.traces == [])
     }
 
+    @Test("After SIGKILL of coffer installed as pass, fsck finds its folder and never touches pass's own")
+    func afterKillWhenInstalledAsPass() async throws {
+        let outcome = try await BlockingGate.shared.run { () -> KillOutcome in
+            let context = try Context()
+            var outcome = KillOutcome()
+            let installed = context.sandbox.directory + "/installed"
+            mkdir(installed, 0o755)
+            guard symlink(try CofferBinary.path(), installed + "/pass") == 0 else { return outcome }
+            // A folder of the real pass's edit in progress: private, unlocked, without coffer's mark.
+            let passFolder =
+                "/dev/shm/pass." + String((0..<13).map { _ in "abcdefghijklmnopqrstuvwxyz".randomElement()! })
+            mkdir(passFolder, 0o700)
+            defer {
+                _ = try? TestProcess.run(
+                    ["rm", "-rf", passFolder], environment: context.sandbox.baseEnvironment)
+            }
+            try TestFiles.write("being edited by pass\n", to: passFolder + "/entry.txt", mode: 0o600)
+            let (pid, path) = try context.startWaitingEdit(program: installed + "/pass")
+            kill(-pid, SIGKILL)
+            TestProcess.waitFor(pid)
+            guard let path else { return outcome }
+            let folder = String(path[..<path.lastIndex(of: "/")!])
+            outcome.leftBehind = TestFiles.exists(path) && folder.hasPrefix("/dev/shm/pass.")
+            var old = [
+                timeval(tv_sec: time(nil) - 60, tv_usec: 0), timeval(tv_sec: time(nil) - 60, tv_usec: 0),
+            ]
+            utimes(folder, &old)
+            utimes(passFolder, &old)
+            let report = try context.coffer(["fsck"])
+            outcome.reportStatus = report.status
+            outcome.reported = report.outputText.contains("\(folder): plaintext left by an interrupted edit")
+            outcome.keptByReport = TestFiles.exists(path)
+            let fixed = try context.coffer(["fsck", "--fix"])
+            outcome.fixedStatus = fixed.status
+            outcome.fixed = fixed.outputText.contains(
+                "\(folder): plaintext left by an interrupted edit (fixed)")
+            outcome.removedByFix = !TestFiles.exists(folder)
+            // The real pass's folder is neither reported nor removed.
+            outcome.passFolderUntouched =
+                TestFiles.exists(passFolder + "/entry.txt")
+                && !(report.outputText + fixed.outputText).contains(passFolder)
+            outcome.traces = try context.traces()
+            return outcome
+        }
+        #expect(outcome.leftBehind, "SIGKILL cannot be caught: the folder must be there to find")
+        #expect(outcome.reportStatus == 1 && outcome.reported && outcome.keptByReport)
+        #expect(outcome.fixedStatus == 0 && outcome.fixed && outcome.removedByFix)
+        #expect(outcome.passFolderUntouched, "pass's own folder was touched")
+        #expect(outcome.traces == [])
+    }
+
     /// What the SIGKILL test saw.
     struct KillOutcome: Sendable {
         var leftBehind = false
@@ -225,6 +277,7 @@ struct EditPlaintextTests {
         var fixedStatus: Int32 = -1
         var fixed = false
         var removedByFix = false
+        var passFolderUntouched = false
         var traces: [String] = []
     }
 

@@ -25,6 +25,22 @@ struct StoreCheckTests {
         #expect(try store.check().isEmpty)
     }
 
+    @Test("fsck --fix waits for the store lock like every writer; a plain check does not")
+    func repairsTakeTheStoreLock() throws {
+        let impatient = sandbox.store(environment: ["COFFER_LOCK_TIMEOUT": "0.5"])
+        let path = try StoreLock.lockPath(for: impatient.root)
+        let holder = try sandbox.run([
+            "sh", "-c", "flock -n \"$0\" sleep 4 >/dev/null 2>&1 & sleep 0.5; echo started", path,
+        ])
+        #expect(holder.outputText == "started")
+        #expect {
+            try impatient.check(fix: true)
+        } throws: { error in
+            (error as? CofferError)?.code == .locked
+        }
+        #expect(try impatient.check(fix: false).isEmpty)
+    }
+
     @Test func findsAndFixesProblems() throws {
         try store.write("loose", SecureBytes(string: "x\n"))
         chmod(store.entryPath("loose"), 0o644)
