@@ -1,10 +1,13 @@
-/// A three-way merge of decrypted entries, field by field, for the git merge driver.
+/// A three-way merge of decrypted entries, for `sync` and the git merge driver.
 ///
-/// An entry is taken apart into its password line, its fields (by key, case-insensitively, repeated
-/// keys by occurrence) and its free text. Each field merges on its own: a side that left a field as it
-/// was in the common ancestor takes the other side's version. Free text merges line-wise. When both sides
-/// changed the same field (or overlapping free text) differently, the result keeps both between conflict
-/// markers, which stay inside the encrypted entry until a person resolves them with `coffer edit`.
+/// When the two sides changed separate lines, the entry merges line by line and stays exactly as the
+/// sides wrote it (order, line endings, text a person added). Otherwise it is taken apart into its
+/// password line, its fields (by key, case-insensitively, repeated keys by occurrence) and its free
+/// text, and each part merges on its own: a side that left a field as it was in the common ancestor
+/// takes the other side's version; free text merges line-wise. The result follows the layout of
+/// `ours`, with fields only `theirs` added after `ours`' last field. When both sides changed the same
+/// field (or overlapping free text) differently, the result keeps both between conflict markers, which
+/// stay inside the encrypted entry until a person resolves them with `coffer edit`.
 public enum EntryMerge {
     /// The merged text and whether it holds conflicts.
     public struct Result: Sendable, Equatable {
@@ -19,44 +22,76 @@ public enum EntryMerge {
     static let separator = Array("=======".utf8)
     static let theirsMarker = Array(">>>>>>> theirs".utf8)
 
-    /// Merges `ours` and `theirs`, both descended from `base`.
+    /// Merges `ours` and `theirs`, both descended from `base` (empty when there is none).
     public static func merge(base: [UInt8], ours: [UInt8], theirs: [UInt8]) -> Result {
         if ours == theirs || theirs == base { return Result(bytes: ours, hasConflicts: false) }
         if ours == base { return Result(bytes: theirs, hasConflicts: false) }
+        // Lines keep their `\r`; the text after the last `\n` is a last (possibly empty) line.
+        func split(_ bytes: [UInt8]) -> [[UInt8]] {
+            bytes.split(separator: SecretSyntax.newline, omittingEmptySubsequences: false).map(Array.init)
+        }
+        let byLine = mergeLines(base: split(base), ours: split(ours), theirs: split(theirs))
+        if !byLine.hasConflicts { return Result(bytes: joined(byLine.lines), hasConflicts: false) }
+        return mergeFields(base: base, ours: ours, theirs: theirs)
+    }
+
+    /// The field-by-field merge, laid out as `ours` is.
+    private static func mergeFields(base: [UInt8], ours: [UInt8], theirs: [UInt8]) -> Result {
         let baseParts = Parts(Secret(parsing: base))
         let ourParts = Parts(Secret(parsing: ours))
         let theirParts = Parts(Secret(parsing: theirs))
-        var output: [[UInt8]] = []
         var conflicts = false
 
-        func take(_ base: [[UInt8]]?, _ ours: [[UInt8]]?, _ theirs: [[UInt8]]?) {
-            if ours == theirs || theirs == base {
-                output += ours ?? []
-            } else if ours == base {
-                output += theirs ?? []
-            } else {
-                conflicts = true
-                output += [oursMarker] + (ours ?? []) + [separator] + (theirs ?? []) + [theirsMarker]
-            }
+        func take(_ base: [[UInt8]]?, _ ours: [[UInt8]]?, _ theirs: [[UInt8]]?) -> [[UInt8]] {
+            if ours == theirs || theirs == base { return ours ?? [] }
+            if ours == base { return theirs ?? [] }
+            conflicts = true
+            return [oursMarker] + (ours ?? []) + [separator] + (theirs ?? []) + [theirsMarker]
         }
 
-        take(baseParts.password, ourParts.password, theirParts.password)
-        var keys = ourParts.fieldOrder
-        for key in theirParts.fieldOrder where !keys.contains(key) { keys.append(key) }
-        for key in baseParts.fieldOrder where !keys.contains(key) { keys.append(key) }
-        for key in keys {
-            take(baseParts.fields[key], ourParts.fields[key], theirParts.fields[key])
-        }
+        var output = take(baseParts.password, ourParts.password, theirParts.password)
         let text = mergeLines(base: baseParts.freeText, ours: ourParts.freeText, theirs: theirParts.freeText)
         conflicts = conflicts || text.hasConflicts
-        output += text.lines
+        // Fields only the other side (or only the base) has go after our last field.
+        var added: [String] = []
+        for key in theirParts.fieldOrder + baseParts.fieldOrder
+        where ourParts.fields[key] == nil && !added.contains(key) {
+            added.append(key)
+        }
+        let lastField = ourParts.layout.lastIndex { if case .field = $0 { true } else { false } }
+        var wroteText = false
+        func writeAdded() {
+            for key in added {
+                output += take(baseParts.fields[key], nil, theirParts.fields[key])
+            }
+            added = []
+        }
+        for (position, item) in ourParts.layout.enumerated() {
+            switch item {
+            case .field(let key):
+                output += take(baseParts.fields[key], ourParts.fields[key], theirParts.fields[key])
+            case .text:
+                // The merged free text stands where ours' free text starts.
+                if !wroteText { output += text.lines }
+                wroteText = true
+            }
+            if position == lastField { writeAdded() }
+        }
+        writeAdded()
+        if !wroteText { output += text.lines }
+        let endsWithNewline = ours.last == SecretSyntax.newline || ours.isEmpty
+        return Result(
+            bytes: joined(output + (output.isEmpty || !endsWithNewline ? [] : [[]])), hasConflicts: conflicts)
+    }
+
+    /// Lines joined with `\n`.
+    private static func joined(_ lines: [[UInt8]]) -> [UInt8] {
         var bytes: [UInt8] = []
-        for (index, line) in output.enumerated() {
-            if index > 0 { bytes.append(10) }
+        for (index, line) in lines.enumerated() {
+            if index > 0 { bytes.append(SecretSyntax.newline) }
             bytes += line
         }
-        if !output.isEmpty && (ours.last == 10 || ours.isEmpty) { bytes.append(10) }
-        return Result(bytes: bytes, hasConflicts: conflicts)
+        return bytes
     }
 
     /// Whether decrypted entry text holds conflict markers left by a merge.
@@ -79,29 +114,42 @@ public enum EntryMerge {
         return false
     }
 
-    /// An entry taken apart for merging.
+    /// An entry taken apart for merging; lines keep their `\r`.
     private struct Parts {
+        /// A line or field of the entry after its first line, in order.
+        enum Item {
+            case field(String)
+            case text
+        }
+
         var password: [[UInt8]]?
         var fields: [String: [[UInt8]]] = [:]
         var fieldOrder: [String] = []
         var freeText: [[UInt8]] = []
+        var layout: [Item] = []
 
         init(_ secret: Secret) {
             let lines = secret.lines
-            password = lines.isEmpty ? nil : [Array(SecretSyntax.content(lines[0]))]
-            var covered = Set<Int>()
+            password = lines.isEmpty ? nil : [lines[0]]
             var occurrences: [String: Int] = [:]
-            for span in SecretSyntax.fieldSpans(in: lines) {
+            var spans: [Int: SecretSyntax.FieldSpan] = [:]
+            for span in SecretSyntax.fieldSpans(in: lines) { spans[span.range.lowerBound] = span }
+            var index = 1
+            while index < lines.count {
+                guard let span = spans[index] else {
+                    freeText.append(lines[index])
+                    layout.append(.text)
+                    index += 1
+                    continue
+                }
                 let name = span.keyString.lowercased()
                 let occurrence = occurrences[name, default: 0]
                 occurrences[name] = occurrence + 1
                 let key = occurrence == 0 ? name : "\(name)#\(occurrence)"
-                fields[key] = lines[span.range].map { Array(SecretSyntax.content($0)) }
+                fields[key] = Array(lines[span.range])
                 fieldOrder.append(key)
-                covered.formUnion(span.range)
-            }
-            for index in lines.indices.dropFirst() where !covered.contains(index) {
-                freeText.append(Array(SecretSyntax.content(lines[index])))
+                layout.append(.field(key))
+                index = span.range.upperBound
             }
         }
     }

@@ -114,14 +114,17 @@ extension GitRepository {
         (try? runUnchecked(["merge-base", "--is-ancestor", ancestor, descendant]).status) == 0
     }
 
-    /// Installs the entry merge driver in this clone: `merge.coffer.*` in the repository's config and
-    /// `*.gpg merge=coffer` in its local attributes file (`.git/info/attributes`).
+    /// Installs the entry merge driver in this clone, for people who run `git pull` themselves:
+    /// `merge.coffer.*` in the repository's config, naming `executable` (an absolute path, so git finds it
+    /// whatever the `PATH`), and `*.gpg merge=coffer` in its local attributes file
+    /// (`.git/info/attributes`).
     ///
     /// Nothing is committed, so the shared tree stays exactly as pass makes it, and a clone where coffer
-    /// is not installed (or not on the path) keeps git's ordinary conflict for binary files.
-    public func installMergeDriver() throws {
+    /// is not installed keeps git's ordinary conflict for binary files.
+    public func installMergeDriver(executable: String) throws {
+        let quoted = "'" + executable.replacing("'", with: "'\\''") + "'"
         try run(["config", "--local", "merge.coffer.name", "coffer: merge decrypted entries field by field"])
-        try run(["config", "--local", "merge.coffer.driver", "coffer git-merge-driver %O %A %B %P"])
+        try run(["config", "--local", "merge.coffer.driver", "\(quoted) git-merge-driver %O %A %B %P"])
         var attributes = try run(["rev-parse", "--git-path", "info/attributes"]).outputText
         if !attributes.hasPrefix("/") { attributes = directory + "/" + attributes }
         let line = "*.gpg merge=coffer"

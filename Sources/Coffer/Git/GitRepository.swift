@@ -149,8 +149,7 @@ public struct GitRepository: Sendable {
     }
 
     private func commitStaged(message: String, output: Output) throws {
-        let sign = (try? run(["config", "--bool", "--get", "pass.signcommits"]))?.outputText == "true"
-        let arguments = ["commit"] + (sign ? ["-S"] : []) + ["-m", message]
+        let arguments = ["commit"] + (signsCommits ? ["-S"] : []) + ["-m", message]
         switch output {
         case .quiet:
             try run(arguments)
@@ -201,6 +200,7 @@ public struct GitRepository: Sendable {
     /// `revert`: stopped on a conflict, or its git was killed), or `nil` when there is none.
     public func unfinishedOperation() -> String? {
         guard let gitDirectory = gitDirectory() else { return nil }
+        if SyncIntegration.Record.read(self) != nil { return "sync" }
         let markers = [
             ("rebase-merge", "rebase"), ("rebase-apply/applying", "am"), ("rebase-apply", "rebase"),
             ("MERGE_HEAD", "merge"), ("CHERRY_PICK_HEAD", "cherry-pick"), ("REVERT_HEAD", "revert"),
@@ -212,6 +212,12 @@ public struct GitRepository: Sendable {
     /// change on a detached or half-merged history, so coffer asks for it to be finished first.
     public func ensureNoUnfinishedOperation() throws {
         guard let operation = unfinishedOperation() else { return }
+        if operation == "sync" {
+            throw CofferError(
+                .gitOperationUnfinished,
+                "a sync of the store was interrupted; run sync again (or fsck --fix) to undo what it left, "
+                    + "then try again")
+        }
         throw CofferError(
             .gitOperationUnfinished,
             "the store's git repository is in the middle of a \(operation); finish it with "
@@ -223,10 +229,15 @@ public struct GitRepository: Sendable {
     /// would fail on it. Store writers hold the store lock, so only such a leftover or a person's own
     /// running git can be there, and a running git keeps the file open.
     func removeStaleIndexLock() {
-        guard let gitDirectory = gitDirectory() else { return }
+        if let lock = staleIndexLock { unlink(lock) }
+    }
+
+    /// The path of `index.lock` when it is there and no process has it open, else `nil`.
+    var staleIndexLock: String? {
+        guard let gitDirectory = gitDirectory() else { return nil }
         let lock = gitDirectory + "/index.lock"
-        guard FileSystem.kind(lock) == .file, !Self.isOpenByAnyProcess(lock) else { return }
-        unlink(lock)
+        guard FileSystem.kind(lock) == .file, !Self.isOpenByAnyProcess(lock) else { return nil }
+        return lock
     }
 
     /// Whether some process has `path` open (Linux: a scan of `/proc/*/fd`; elsewhere assume it is).

@@ -6,10 +6,16 @@ public struct SyncReport: Sendable, Equatable {
     public var changed: [String] = []
     /// Entries the remote removed.
     public var removed: [String] = []
-    /// Entries that hold a conflict to resolve with `coffer edit`.
+    /// Entries that hold a conflict to resolve with `coffer edit` (both sides changed the same field).
     public var conflicts: [String] = []
     /// Entries deleted on one side and edited on the other: the edit was kept.
     public var keptEdits: [String] = []
+    /// Entries renamed differently on each side: every new name was kept.
+    public var keptRenames: [String] = []
+    /// Entries re-encrypted because their folder's recipients changed on the other side.
+    public var reencrypted: [String] = []
+    /// Whether an earlier sync had been interrupted and was undone first.
+    public var recovered = false
     /// Whether the store has no remote (nothing else was done).
     public var noRemote = false
     /// Whether local commits were pushed.
@@ -20,64 +26,108 @@ public struct SyncReport: Sendable, Equatable {
 }
 
 extension PasswordStore {
-    /// Pulls (rebase by default; `git config coffer.syncmode merge` merges) and pushes the store.
+    /// Pulls and pushes the store: fetches the remote, puts this clone's commits on top of the remote's
+    /// (`git config coffer.syncmode merge` merges instead), and pushes.
     ///
-    /// Entries are merged field by field by the merge driver, which `sync` installs; a conflict stays
-    /// inside the encrypted entry and is reported. Deletion against edit keeps the edit. With
-    /// `coffer.requiresignedcommits` true, incoming commits must carry a good signature.
-    public func sync() throws -> SyncReport {
+    /// The merge is coffer's own, whatever git's configuration: entries changed on both sides merge
+    /// field by field after decrypting them in memory (a conflict stays inside the encrypted entry and is
+    /// reported), `.gpg-id` files merge as sets of recipients, text files merge line-wise, deletion
+    /// against edit keeps the edit, renames to two names keep both, and entries that land in a folder
+    /// whose recipients changed are re-encrypted for them. When something cannot be merged (a binary or
+    /// overlapping change to a file that is not an entry, an entry this clone cannot decrypt or
+    /// encrypt), nothing is changed and nothing is pushed: the error says what to do, this clone's
+    /// commits stay on its branch and the remote's on the remote-tracking branch. With
+    /// `coffer.requiresignedcommits` true, incoming commits must carry a good signature, and outgoing
+    /// ones must be signed (`pass.signcommits`).
+    ///
+    /// - Parameter mergeDriver: the absolute path of a `coffer` executable to register as the git merge
+    ///   driver for `*.gpg` (for people who run `git pull` themselves); `nil` leaves the configuration.
+    public func sync(mergeDriver: String? = nil) throws -> SyncReport {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             let repository = try rootRepository()
-            try repository.ensureNoUnfinishedOperation()
             var report = SyncReport()
-            try repository.installMergeDriver()
+            report.recovered = try undoInterruptedSync(repository)
+            try repository.ensureNoUnfinishedOperation()
+            repository.removeStaleIndexLock()
+            guard let branch = repository.currentBranch() else {
+                throw CofferError(
+                    .git,
+                    "the store's git repository is not on a branch (detached HEAD); check out the branch to "
+                        + "sync (git checkout main in the store) and sync again")
+            }
+            let uncommitted = try repository.uncommittedChanges()
+            if !uncommitted.isEmpty {
+                throw CofferError(
+                    .git,
+                    "the store has changes that are not committed (\(uncommitted.prefix(3).joined(separator: ", "))"
+                        + "\(uncommitted.count > 3 ? ", ..." : "")); commit them (git commit in the store) or "
+                        + "undo them, then sync again")
+            }
+            if let mergeDriver { try repository.installMergeDriver(executable: mergeDriver) }
             let remotes = try repository.run(["remote"]).outputText.split(separator: "\n").map(String.init)
             guard let defaultRemote = remotes.contains("origin") ? "origin" : remotes.first else {
                 report.noRemote = true
                 return report
             }
-            let branch = try repository.run(["rev-parse", "--abbrev-ref", "HEAD"]).outputText
             let configuredUpstream = try? repository.run([
                 "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}",
             ])
             let upstream = configuredUpstream?.outputText ?? "\(defaultRemote)/\(branch)"
             let remote = String(upstream.split(separator: "/").first ?? Substring(defaultRemote))
-            do {
-                try repository.run(["fetch", "--quiet", remote])
-            } catch let error as CofferError {
-                throw CofferError(
-                    .git, "cannot reach the remote \(remote); nothing was changed (\(error.message))")
-            }
             let before = try repository.run(["rev-parse", "HEAD"]).outputText
-            if repository.resolve(upstream) != nil {
-                try verifySignatures(repository, range: "HEAD..\(upstream)")
-                try integrate(upstream, into: repository, report: &report)
+            // The remote may move between fetch and push: then everything is done again.
+            for attempt in 1...3 {
+                do {
+                    try repository.run(["fetch", "--quiet", remote])
+                } catch let error as CofferError {
+                    throw CofferError(
+                        .git, "cannot reach the remote \(remote); nothing was changed (\(error.message))")
+                }
+                if let remoteHead = repository.resolve(upstream) {
+                    try verifySignatures(repository, range: "HEAD..\(remoteHead)")
+                    var integration = SyncIntegration(
+                        store: self, repository: repository, branch: branch, upstream: upstream,
+                        upstreamCommit: remoteHead,
+                        rebase: ((try? repository.run(["config", "coffer.syncmode"]))?.outputText ?? "rebase")
+                            != "merge")
+                    try integration.run()
+                    report.conflicts += integration.report.conflicts
+                    report.keptEdits += integration.report.keptEdits
+                    report.keptRenames += integration.report.keptRenames
+                    report.reencrypted += integration.report.reencrypted
+                }
+                let remoteHead = repository.resolve(upstream)
+                let ahead =
+                    try remoteHead == nil
+                    || !repository.run(["rev-list", "\(remoteHead!)..HEAD"]).outputText.isEmpty
+                guard ahead else { break }
+                if let remoteHead { try verifyOutgoingSignatures(repository, range: "\(remoteHead)..HEAD") }
+                let pushed = try repository.runUnchecked([
+                    "push", "--quiet", "--set-upstream", remote, "HEAD:refs/heads/\(branch)",
+                ])
+                if pushed.status == 0 {
+                    report.pushed = true
+                    break
+                }
+                let rejected = ["rejected", "non-fast-forward", "fetch first"].contains {
+                    pushed.errorText.contains($0)
+                }
+                if !rejected || attempt == 3 {
+                    throw CofferError(
+                        .git,
+                        "push to \(remote) failed; your changes are committed on \(branch) and will go with the "
+                            + "next sync (\(pushed.errorText.split(separator: "\n").last ?? ""))")
+                }
             }
             let after = try repository.run(["rev-parse", "HEAD"]).outputText
             if before != after { try describeChanges(repository, from: before, to: after, report: &report) }
-            let ahead =
-                try repository.resolve(upstream) == nil
-                || !repository.run(["rev-list", "\(upstream)..HEAD"]).outputText.isEmpty
-            if ahead {
-                do {
-                    try repository.run(["push", "--quiet", "--set-upstream", remote, "HEAD:\(branch)"])
-                    report.pushed = true
-                } catch let error as CofferError {
-                    throw CofferError(
-                        .git,
-                        "push to \(remote) failed; your changes are committed locally, sync again later (\(error.message))"
-                    )
-                }
-            }
             return report
-
         }
     }
 
+    /// With `coffer.requiresignedcommits` true, every commit in `range` must carry a good signature.
     private func verifySignatures(_ repository: GitRepository, range: String) throws {
-        let required =
-            (try? repository.run(["config", "--bool", "coffer.requiresignedcommits"]))?.outputText == "true"
-        guard required else { return }
+        guard Self.requiresSignedCommits(repository) else { return }
         let lines = try repository.run(["log", "--format=%H %G?", range]).outputText.split(separator: "\n")
         for line in lines {
             let parts = line.split(separator: " ")
@@ -88,71 +138,31 @@ extension PasswordStore {
         }
     }
 
-    /// Rebases onto (or merges) `upstream`, settling what git leaves unmerged.
-    private func integrate(_ upstream: String, into repository: GitRepository, report: inout SyncReport)
-        throws
-    {
-        let mode = (try? repository.run(["config", "coffer.syncmode"]))?.outputText ?? "rebase"
-        let first: [String] = mode == "merge" ? ["merge", "--no-edit", upstream] : ["rebase", upstream]
-        let continuing: [String] = mode == "merge" ? ["commit", "--no-edit"] : ["rebase", "--continue"]
-        var arguments = first
-        for _ in 0..<1000 {
-            let output = try repository.runUnchecked(arguments, extraEnvironment: ["GIT_EDITOR": "true"])
-            let unmerged = try repository.run(["diff", "--name-only", "--diff-filter=U"]).outputText
-                .split(separator: "\n").map(String.init)
-            if output.status == 0 && unmerged.isEmpty {
-                if arguments == continuing || arguments == first { return }
-            }
-            if unmerged.isEmpty {
-                if output.status == 0 { return }
-                // A step with nothing left to merge (e.g. an emptied commit): skip it or fail clearly.
-                if mode != "merge", (try? repository.run(["rebase", "--skip"])) != nil {
-                    arguments = continuing; continue
-                }
+    /// With `coffer.requiresignedcommits` true, the commits about to be pushed must be signed, or every
+    /// other clone that requires signatures would refuse them for ever.
+    private func verifyOutgoingSignatures(_ repository: GitRepository, range: String) throws {
+        guard Self.requiresSignedCommits(repository) else { return }
+        let lines = try repository.run(["log", "--format=%H %G?", range]).outputText.split(separator: "\n")
+        for line in lines {
+            let parts = line.split(separator: " ")
+            if parts.count == 2 && parts[1] != "G" {
                 throw CofferError(
-                    .git, "git \(arguments[0]) failed: \(output.errorText.split(separator: "\n").last ?? "")")
+                    .git,
+                    "commit \(parts[0].prefix(12)) is not signed, and this store requires signed commits; "
+                        + "set git config pass.signcommits true (and user.signingkey), sign it again "
+                        + "(git commit --amend -S or git rebase -S), then sync again")
             }
-            try settle(unmerged, in: repository, report: &report)
-            arguments = continuing
         }
     }
 
-    /// Resolves unmerged paths: entries keep what the merge driver wrote (conflicts stay inside them),
-    /// and deletion against edit keeps the edit.
-    private func settle(_ paths: [String], in repository: GitRepository, report: inout SyncReport) throws {
-        let top = try repository.topLevel()
-        let status = try repository.run(["status", "--porcelain", "--"] + paths).outputText
-        for line in status.split(separator: "\n") {
-            let code = String(line.prefix(2))
-            let path = String(line.dropFirst(3))
-            let full = top + "/" + path
-            let name = path.hasSuffix(".gpg") ? String(path.dropLast(4)) : path
-            if FileSystem.kind(full) == .missing {
-                try repository.run(["rm", "--quiet", "--", path])
-                continue
-            }
-            try repository.run(["add", "--", path])
-            if code == "DU" || code == "UD" {
-                report.keptEdits.append(name)
-            } else if path.hasSuffix(".gpg") {
-                // Still unmerged: the driver kept a conflict inside the entry (or could not run, and the
-                // work tree holds our version). Either way the entry needs a person.
-                report.conflicts.append(name)
-            }
-        }
+    private static func requiresSignedCommits(_ repository: GitRepository) -> Bool {
+        (try? repository.run(["config", "--bool", "coffer.requiresignedcommits"]))?.outputText == "true"
     }
 
     private func describeChanges(
         _ repository: GitRepository, from before: String, to after: String, report: inout SyncReport
     ) throws {
-        // -z: names as they are, whatever bytes they hold.
-        let output = try repository.run(["diff", "-z", "--name-status", "--no-renames", before, after])
-        let fields = output.standardOutput.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-        var index = 0
-        while index + 1 < fields.count {
-            let (status, path) = (fields[index], fields[index + 1])
-            index += 2
-            guard path.hasSuffix(".gpg") else { continue }
+        for (status, path) in try repository.changes(from: before, to: after) where path.hasSuffix(".gpg") {
             let name = String(path.dropLast(4))
             switch status.prefix(1) {
             case "A": report.added.append(name)
@@ -165,23 +175,36 @@ extension PasswordStore {
     /// The merge driver: merges three encrypted versions of an entry into `ours`, re-encrypted to the
     /// recipients of `path` (relative to the store root). Returns `false` when a conflict was kept inside.
     public func mergeEntry(base: String, ours: String, theirs: String, path: String) throws -> Bool {
-        func decrypt(_ file: String) throws -> [UInt8] {
-            let bytes = try FileSystem.readFile(file)
-            return bytes.isEmpty ? [] : try engine.decrypt(bytes).bytes
-        }
-        let result = EntryMerge.merge(
-            base: try decrypt(base), ours: try decrypt(ours), theirs: try decrypt(theirs))
         let name = path.hasSuffix(".gpg") ? String(path.dropLast(4)) : path
-        let recipients = try recipients(for: name)
-        try verifyRecipientsFile(recipients.file)
-        let ciphertext = try engine.encrypt(SecureBytes(result.bytes), to: recipients.ids)
-        try FileSystem.atomicWrite(ours, bytes: ciphertext, mode: configuration.fileMode)
-        return !result.hasConflicts
+        func decrypt(_ file: String) throws -> SecureBytes {
+            let bytes = try FileSystem.readFile(file)
+            return bytes.isEmpty ? SecureBytes([]) : try engine.decrypt(bytes)
+        }
+        let merged = try merge(base: decrypt(base), ours: decrypt(ours), theirs: decrypt(theirs), name: name)
+        try FileSystem.atomicWrite(ours, bytes: merged.ciphertext, mode: configuration.fileMode)
+        return !merged.hasConflicts
     }
 
-    /// Clones a store from `url` into this store's root, installs the merge driver, and returns the
-    /// root recipients for which no secret key is in the keyring (empty when the user can read the store).
-    public func clone(from url: String) throws -> [String] {
+    /// Merges three plaintexts of entry `name` field by field and encrypts the result for the entry's
+    /// recipients.
+    func merge(base: SecureBytes, ours: SecureBytes, theirs: SecureBytes, name: String) throws
+        -> (ciphertext: [UInt8], hasConflicts: Bool)
+    {
+        var texts = [base.bytes, ours.bytes, theirs.bytes]
+        defer { for index in texts.indices { wipeMemory(&texts[index], count: texts[index].count) } }
+        let result = EntryMerge.merge(base: texts[0], ours: texts[1], theirs: texts[2])
+        let merged = SecureBytes(result.bytes)
+        var bytes = result.bytes
+        wipeMemory(&bytes, count: bytes.count)
+        let recipients = try recipients(for: name)
+        try verifyRecipientsFile(recipients.file)
+        return (try engine.encrypt(merged, to: recipients.ids), result.hasConflicts)
+    }
+
+    /// Clones a store from `url` into this store's root, registers `mergeDriver` (when given) as the git
+    /// merge driver for entries, and returns the root recipients for which no secret key is in the
+    /// keyring (empty when the user can read the store).
+    public func clone(from url: String, mergeDriver: String? = nil) throws -> [String] {
         guard try FileSystem.kind(root) == .missing || FileSystem.contents(of: root).isEmpty else {
             throw CofferError(.alreadyExists, "\(root) already exists and is not empty")
         }
@@ -195,10 +218,20 @@ extension PasswordStore {
             throw CofferError(.git, "git clone failed: \(output.errorText.split(separator: "\n").last ?? "")")
         }
         let repository = try rootRepository()
-        try repository.installMergeDriver()
+        if let mergeDriver { try repository.installMergeDriver(executable: mergeDriver) }
         // A clone without a root .gpg-id has no recipients to check.
         guard gpgIDFile(forFolder: "") != nil || configuration.keyOverride != nil else { return [] }
         let ids = try recipients(forFolder: "").ids
         return try engine.keys(matching: ids, secretOnly: true).isEmpty ? ids : []
+    }
+
+    /// Undoes a sync that was killed while it merged (its record in the git folder says where the branch
+    /// was): the branch goes back to its commits, the work tree to them, and git's leftovers go. Returns
+    /// whether there was one.
+    @discardableResult
+    func undoInterruptedSync(_ repository: GitRepository) throws -> Bool {
+        guard let record = SyncIntegration.Record.read(repository) else { return false }
+        try SyncIntegration.undo(record, in: repository)
+        return true
     }
 }

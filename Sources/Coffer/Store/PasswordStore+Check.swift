@@ -48,9 +48,21 @@ extension PasswordStore {
         // Repairs are changes: they wait for other writers and are committed as one.
         guard fix else { return try examineStore(fix: false) }
         return try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
-            try git(for: root + "/.gpg-id")?.ensureNoUnfinishedOperation()
-            return try examineStore(fix: true)
+            var undone: [StoreFinding] = []
+            if let repository = storeRepository, try undoInterruptedSync(repository) {
+                undone.append(
+                    StoreFinding(
+                        kind: .git, path: "git", message: "an interrupted sync was undone", fixed: true))
+            }
+            try storeRepository?.ensureNoUnfinishedOperation()
+            return try undone + examineStore(fix: true)
         }
+    }
+
+    /// The store's own repository (a `.git` at the root), if it has one.
+    private var storeRepository: GitRepository? {
+        guard FileSystem.kind(root + "/.git") != .missing else { return nil }
+        return git(for: root + "/.gpg-id")
     }
 
     private func examineStore(fix: Bool) throws -> [StoreFinding] {
@@ -115,6 +127,13 @@ extension PasswordStore {
                     found(.strayFile, path, "temporary file left by an interrupted write", fixed: fix)
                     continue
                 }
+                if name == ".gpg-id", let bytes = try? FileSystem.readFile(path),
+                    EntryMerge.containsConflict(bytes)
+                {
+                    found(
+                        .conflict, path,
+                        "holds merge conflict markers; keep one recipient a line and remove them")
+                }
                 if name == ".gpg-id" && !configuration.signingKeys.isEmpty
                     && checkedSignatures.insert(path).inserted
                 {
@@ -159,8 +178,8 @@ extension PasswordStore {
                 "Reencrypt \(reencrypted.count) \(reencrypted.count == 1 ? "entry" : "entries") "
                     + "to match .gpg-id.")
         }
-        if let repository = git(for: root + "/.gpg-id"), FileSystem.kind(root + "/.git") != .missing {
-            findings += try gitFindings(repository)
+        if let repository = storeRepository {
+            findings += try gitFindings(repository, fix: fix)
         }
         return findings
     }
@@ -235,11 +254,33 @@ extension PasswordStore {
         ]
     }
 
-    private func gitFindings(_ repository: GitRepository) throws -> [StoreFinding] {
+    private func gitFindings(_ repository: GitRepository, fix: Bool) throws -> [StoreFinding] {
         var findings: [StoreFinding] = []
         if let operation = repository.unfinishedOperation() {
+            let message =
+                operation == "sync"
+                ? "a sync was interrupted; sync or fsck --fix undoes what it left"
+                : "a \(operation) is in progress; finish it with git \(operation) --continue or undo it with "
+                    + "git \(operation) --abort"
+            findings.append(StoreFinding(kind: .git, path: "git", message: message, fixed: false))
+        }
+        // What a git killed half-way leaves: its index lock (when no git holds it) and the copies it makes
+        // for a merge driver.
+        if let lock = repository.staleIndexLock {
+            if fix { unlink(lock) }
             findings.append(
-                StoreFinding(kind: .git, path: "git", message: "a \(operation) is in progress", fixed: false))
+                StoreFinding(
+                    kind: .git,
+                    path: lock.hasPrefix(root + "/") ? String(lock.dropFirst(root.count + 1)) : lock,
+                    message: "left by a git that was killed; git refuses to work until it is removed",
+                    fixed: fix))
+        }
+        for leftover in SyncIntegration.mergeLeftovers(in: repository) {
+            if fix { unlink(leftover) }
+            findings.append(
+                StoreFinding(
+                    kind: .strayFile, path: String(leftover.dropFirst(root.count + 1)),
+                    message: "a copy git made for a merge and left when it was killed", fixed: fix))
         }
         let status = try repository.runUnchecked(["status", "--porcelain"])
         if status.status != 0 {

@@ -120,7 +120,14 @@ public struct PasswordStore: Sendable {
             throw CofferError(
                 .noRecipients, "no .gpg-id for \(folder.isEmpty ? "the store" : folder); run init")
         }
-        return Recipients(ids: GPGIDFile.parse(try FileSystem.readFile(file)), file: file)
+        let bytes = try FileSystem.readFile(file)
+        if EntryMerge.containsConflict(bytes) {
+            throw CofferError(
+                .format,
+                "\(file) holds merge conflict markers; keep one recipient a line and remove them, then try again"
+            )
+        }
+        return Recipients(ids: GPGIDFile.parse(bytes), file: file)
     }
 
     /// The recipients for the entry `name`.

@@ -38,6 +38,8 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let sameFile = Code(rawValue: "sameFile")
         /// A folder would be moved or copied into itself (``CofferError/paths``: the folder, the destination).
         public static let intoItself = Code(rawValue: "intoItself")
+        /// `sync` met a change it cannot merge; nothing was changed (``CofferError/paths``: the file).
+        public static let cannotMerge = Code(rawValue: "cannotMerge")
     }
 
     /// The kind of failure.

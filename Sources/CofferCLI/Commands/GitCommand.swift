@@ -84,7 +84,7 @@ enum GitCommand {
             try repository.run(["config", "--local", "diff.gpg.textconv", textconv(invocation)])
         }
         // Beyond pass: the entry merge driver, in this clone's config and local attributes only.
-        ignoringGitFailure { try repository.installMergeDriver() }
+        ignoringGitFailure { try repository.installMergeDriver(executable: ChildProcess.ownExecutable) }
         if failed { throw Exit(1) }
     }
 

@@ -14,12 +14,10 @@ enum SyncCommand {
         guard !failed, parsed.operands.isEmpty else { throw invocation.usage("") }
         var store = invocation.store
         store.gitOutput = .quiet
-        let report: SyncReport
-        do {
-            report = try store.sync()
-        } catch let error as CofferError where error.code == .git {
-            // Unlike pass's git steps, a failed sync is the command's failure.
-            throw Exit.die("Error: \(error.message)")
+        // The merge driver is this very program, by its absolute path, so git finds it from any PATH.
+        let report = try store.sync(mergeDriver: ChildProcess.ownExecutable)
+        if report.recovered {
+            standardOutput.line("Undid what an interrupted sync left half done.")
         }
         if report.noRemote {
             standardOutput.line("The password store has no git remote; nothing to sync.")
@@ -31,13 +29,21 @@ enum SyncCommand {
         for name in report.keptEdits {
             standardOutput.line("Kept \(name): it was deleted on one side and edited on the other")
         }
+        for name in report.keptRenames {
+            standardOutput.line(
+                "Kept \(name): the entry was renamed differently on each side; both names are kept")
+        }
+        for name in report.reencrypted {
+            standardOutput.line("Reencrypted \(name) for the recipients of its folder")
+        }
         for name in report.conflicts {
             standardError.line(
                 "Conflict in \(name): both sides changed the same field; "
                     + "resolve it with \"\(invocation.program) edit \(name)\"")
         }
         let changes = report.added.count + report.changed.count + report.removed.count
-        if changes == 0 && report.keptEdits.isEmpty && report.conflicts.isEmpty {
+        if changes == 0 && report.keptEdits.isEmpty && report.conflicts.isEmpty && report.keptRenames.isEmpty
+        {
             standardOutput.line(report.pushed ? "Pushed local changes." : "Already up to date.")
         } else if report.pushed {
             standardOutput.line("Pushed local changes.")
@@ -56,7 +62,7 @@ enum CloneCommand {
         var configuration = invocation.store.configuration
         if let path = parsed.value("path") { configuration.root = StoreConfiguration(root: path).root }
         let store = PasswordStore(configuration: configuration)
-        let unreadable = try store.clone(from: parsed.operands[0])
+        let unreadable = try store.clone(from: parsed.operands[0], mergeDriver: ChildProcess.ownExecutable)
         standardOutput.line("Cloned \(parsed.operands[0]) into \(store.root).")
         if !unreadable.isEmpty {
             standardError.line(

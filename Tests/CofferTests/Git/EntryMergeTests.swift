@@ -62,3 +62,47 @@ import Testing
         #expect(merge("", "x\n", "") == ("x\n", false))
     }
 }
+
+@Suite("Entry merge keeps the entry as its sides wrote it")
+struct EntryMergeLayoutTests {
+    func merge(_ base: String, _ ours: String, _ theirs: String) -> (String, Bool) {
+        let result = EntryMerge.merge(
+            base: Array(base.utf8), ours: Array(ours.utf8), theirs: Array(theirs.utf8))
+        return (String(decoding: result.bytes, as: UTF8.self), result.hasConflicts)
+    }
+
+    @Test("Line endings stay CRLF")
+    func crlfStays() {
+        let base = "pw\r\nlogin: a\r\nurl: u\r\nnote\r\n"
+        let ours = "pw\r\nlogin: b\r\nurl: u\r\nnote\r\n"
+        let theirs = "pw\r\nlogin: a\r\nurl: v\r\nnote\r\n"
+        #expect(merge(base, ours, theirs) == ("pw\r\nlogin: b\r\nurl: v\r\nnote\r\n", false))
+        let separate = merge(
+            base, "pw2\r\nlogin: a\r\nurl: u\r\nnote\r\n", "pw\r\nlogin: a\r\nurl: u\r\nnote 2\r\n")
+        #expect(separate == ("pw2\r\nlogin: a\r\nurl: u\r\nnote 2\r\n", false))
+    }
+
+    @Test("Free text between fields stays where it was")
+    func freeTextStaysInPlace() {
+        let base = "pw\nlogin: a\nremember: the blue door\nurl: u\nsecurity question\nemail: e\n"
+        let ours = "pw\nlogin: b\nremember: the blue door\nurl: u\nsecurity question\nemail: e\n"
+        let theirs = "pw\nlogin: a\nremember: the blue door\nurl: v\nsecurity question\nemail: f\n"
+        let (text, conflict) = merge(base, ours, theirs)
+        #expect(!conflict)
+        #expect(text == "pw\nlogin: b\nremember: the blue door\nurl: v\nsecurity question\nemail: f\n")
+        let interleaved = "pw\nlogin: a\nfirst note\nurl: u\nsecond note\n"
+        let (mixed, mixedConflict) = merge(
+            interleaved, "pw\nlogin: b\nfirst note\nurl: u\nsecond note\n",
+            "pw\nlogin: a\nfirst note\nurl: v\nsecond note\n")
+        #expect(!mixedConflict)
+        #expect(mixed == "pw\nlogin: b\nfirst note\nurl: v\nsecond note\n")
+    }
+
+    @Test("A field only the other side added comes after our last field")
+    func addedFieldsAfterOurs() {
+        let (text, conflict) = merge(
+            "pw\nlogin: a\nnotes\n", "pw2\nlogin: a\nnotes\n", "pw\nlogin: a\nurl: u\nnotes\n")
+        #expect(!conflict)
+        #expect(text == "pw2\nlogin: a\nurl: u\nnotes\n")
+    }
+}

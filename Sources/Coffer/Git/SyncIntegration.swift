@@ -1,0 +1,406 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One integration of the remote's commits into this clone, for `sync`: a fast-forward, a replay of this
+/// clone's commits on top of the remote's (the default), or a merge. git applies the changes; every path
+/// it leaves unmerged is settled here, by a rule for its kind, never by taking one side silently.
+///
+/// While it runs, a record in the git folder says where the branch was, so a sync that is killed is
+/// undone by the next one (or by `fsck --fix`); a sync that fails undoes itself the same way.
+struct SyncIntegration {
+    /// Where the branch was before the integration, kept in `<git folder>/coffer-sync`.
+    struct Record: Equatable {
+        /// The commit the branch pointed to.
+        var original: String
+        /// The branch.
+        var branch: String
+
+        static func path(_ repository: GitRepository) -> String? {
+            repository.gitDirectory().map { $0 + "/coffer-sync" }
+        }
+
+        /// The record of an integration in progress (or killed), if there is one.
+        static func read(_ repository: GitRepository) -> Record? {
+            guard let path = path(repository), let bytes = try? FileSystem.readFile(path) else { return nil }
+            let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+            guard lines.count == 2 else { return nil }
+            return Record(original: lines[0], branch: lines[1])
+        }
+
+        func write(_ repository: GitRepository) throws {
+            guard let path = Self.path(repository) else {
+                throw CofferError(.git, "cannot find the store's git folder")
+            }
+            try FileSystem.atomicWrite(path, bytes: Array("\(original)\n\(branch)\n".utf8), mode: 0o600)
+        }
+
+        static func remove(_ repository: GitRepository) {
+            if let path = path(repository) { unlink(path) }
+        }
+    }
+
+    let store: PasswordStore
+    let repository: GitRepository
+    /// The branch being synced.
+    let branch: String
+    /// The remote-tracking branch, `origin/main`.
+    let upstream: String
+    /// The commit `upstream` pointed to when it was fetched.
+    let upstreamCommit: String
+    /// Whether this clone's commits are replayed on top of the remote's (else merged).
+    let rebase: Bool
+    /// What was settled: conflicts, kept edits and renames, re-encrypted entries.
+    var report = SyncReport()
+
+    /// git with the entry merge driver switched off: coffer settles what git cannot merge itself.
+    private static let withoutDriver = ["-c", "merge.coffer.driver=false", "-c", "rerere.enabled=false"]
+
+    /// Brings the remote's commits in; on failure the clone is as it was, and the error says why.
+    mutating func run() throws {
+        let original = try repository.run(["rev-parse", "HEAD"]).outputText
+        let found = try repository.runUnchecked(["merge-base", original, upstreamCommit])
+        guard found.status == 0 else {
+            throw CofferError(
+                .cannotMerge,
+                "the remote's history and this clone's have no commit in common, so they cannot be merged; "
+                    + "nothing was changed")
+        }
+        let base = found.outputText
+        if base == upstreamCommit { return }
+        let record = Record(original: original, branch: branch)
+        try record.write(repository)
+        do {
+            if base == original {
+                try repository.run(["merge", "--ff-only", "--quiet", upstreamCommit])
+            } else if rebase {
+                try replay(from: original)
+            } else {
+                try merge(base: base, original: original)
+            }
+        } catch {
+            try Self.undo(record, in: repository)
+            throw error
+        }
+        Record.remove(repository)
+    }
+
+    /// Puts the branch back where the record says it was, with the work tree and index to match, and
+    /// removes what git leaves behind when it is killed (the index lock, the merge driver's files).
+    static func undo(_ record: Record, in repository: GitRepository) throws {
+        repository.removeStaleIndexLock()
+        removeMergeLeftovers(in: repository)
+        // A cherry-pick or merge stopped half-way: its state goes with the reset below.
+        _ = try repository.runUnchecked(["cherry-pick", "--quit"])
+        try repository.run(["checkout", "--quiet", "--force", record.branch])
+        try repository.run(["reset", "--quiet", "--hard", record.original])
+        Record.remove(repository)
+    }
+
+    /// The copies of the three versions git writes for a merge driver (`.merge_file_XXXXXX` at the top of
+    /// the work tree), left behind when git is killed while the driver runs.
+    static func mergeLeftovers(in repository: GitRepository) -> [String] {
+        let names = (try? FileSystem.contents(of: repository.directory, sorted: true)) ?? []
+        return names.filter { $0.hasPrefix(".merge_file_") && $0.utf8.count == 18 }.map {
+            repository.directory + "/" + $0
+        }
+    }
+
+    static func removeMergeLeftovers(in repository: GitRepository) {
+        for path in mergeLeftovers(in: repository) { unlink(path) }
+    }
+
+    // MARK: - Replaying and merging
+
+    /// Replays this clone's commits, oldest first, on a detached HEAD at the remote's commit, then moves
+    /// the branch there. Each commit keeps its message and author and is signed when `pass.signcommits`
+    /// asks for it (or git's `commit.gpgsign` does).
+    private mutating func replay(from original: String) throws {
+        let commits = try repository.run([
+            "rev-list", "--reverse", "--topo-order", "--no-merges", "\(upstreamCommit)..\(original)",
+        ]).outputText.split(separator: "\n").map(String.init)
+        try repository.run(["checkout", "--quiet", "--detach", upstreamCommit])
+        let sign = repository.signsCommits
+        for commit in commits {
+            let picked = try repository.runUnchecked(
+                Self.withoutDriver + ["cherry-pick", "--no-commit", commit])
+            try settleUnmerged(after: picked, localStage: 3)
+            try reencryptEntries(changedIn: repository.changes(from: commit + "^", to: commit).map(\.path))
+            if try repository.hasStagedChanges() {
+                try repository.run(["commit", "--quiet", "--no-verify", "-C", commit] + (sign ? ["-S"] : []))
+            }
+            _ = try repository.runUnchecked(["cherry-pick", "--quit"])
+        }
+        try repository.run(["update-ref", "-m", "coffer sync", "refs/heads/\(branch)", "HEAD", original])
+        try repository.run(["symbolic-ref", "HEAD", "refs/heads/\(branch)"])
+    }
+
+    /// Merges the remote's commit into the branch with a merge commit.
+    private mutating func merge(base: String, original: String) throws {
+        let merged = try repository.runUnchecked(
+            Self.withoutDriver + ["merge", "--no-commit", "--no-ff", "--quiet", upstreamCommit])
+        try settleUnmerged(after: merged, localStage: 2)
+        try reencryptEntries(changedIn: repository.changes(from: base, to: original).map(\.path))
+        let sign = repository.signsCommits
+        try repository.run(
+            ["commit", "--quiet", "--no-verify", "-m", "Merge remote-tracking branch '\(upstream)'"]
+                + (sign ? ["-S"] : []))
+    }
+
+    /// After git applied a commit (or a merge): settles what it left unmerged, or fails with git's words
+    /// when it stopped for another reason (an untracked file in the way, say).
+    private mutating func settleUnmerged(after output: Subprocess.Output, localStage: Int) throws {
+        let unmerged = try repository.unmergedPaths()
+        if output.status != 0 && unmerged.isEmpty {
+            let reason = output.errorText.split(separator: "\n").first.map(String.init) ?? "git failed"
+            throw CofferError(
+                .cannotMerge,
+                "cannot merge the remote's changes: \(reason). Nothing was changed: your commits are on "
+                    + "\(branch), the remote's on \(upstream).")
+        }
+        if !unmerged.isEmpty { try settle(unmerged, localStage: localStage) }
+    }
+
+    // MARK: - Settling unmerged paths
+
+    /// What kind of file a path is, in the order they are settled: recipients first, so that entries
+    /// are encrypted for the merged ones.
+    private static func rank(_ path: String) -> Int {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        if name == ".gpg-id" { return 0 }
+        if name == ".gpg-id.sig" { return 1 }
+        return path.hasSuffix(".gpg") ? 2 : 3
+    }
+
+    private mutating func settle(_ paths: [GitRepository.UnmergedPath], localStage: Int) throws {
+        let remoteStage = localStage == 2 ? 3 : 2
+        var added: [String] = []
+        var removed: [String] = []
+        var mergedRecipients: Set<String> = []
+        for unmerged in paths.sorted(by: { Self.rank($0.path) < Self.rank($1.path) }) {
+            let path = unmerged.path
+            let file = repository.directory + "/" + path
+            let isEntry = Self.rank(path) == 2
+            let name = isEntry ? String(path.dropLast(4)) : path
+            let base = unmerged.stages[1]
+            switch (unmerged.stages[localStage], unmerged.stages[remoteStage]) {
+            case (nil, nil):
+                // Removed on both sides (renamed to two different names): the new names stay.
+                unlink(file)
+                removed.append(path)
+            case (let kept?, nil), (nil, let kept?):
+                // Deleted on one side and changed on the other keeps the change; a name only one side
+                // has (a rename the other side renamed elsewhere) is kept.
+                try write(repository.blob(kept.object), to: file, mode: kept.mode)
+                added.append(path)
+                if isEntry && base != nil { report.keptEdits.append(name) }
+                if isEntry && base == nil { report.keptRenames.append(name) }
+            case (let local?, let remote?):
+                guard Self.isRegularFile(local.mode), Self.isRegularFile(remote.mode) else {
+                    throw cannotMerge(path, "it is a link or a submodule on one side", advice: .byHand)
+                }
+                let bytes: [UInt8]
+                switch Self.rank(path) {
+                case 0:
+                    bytes = GPGIDFile.merge(
+                        base: try base.map { try repository.blob($0.object) } ?? [],
+                        ours: try repository.blob(local.object), theirs: try repository.blob(remote.object))
+                    mergedRecipients.insert(path)
+                case 1:
+                    throw cannotMerge(path, "both sides signed their own .gpg-id", advice: .byHand)
+                case 2:
+                    bytes = try mergeEntry(
+                        name, base: base?.object, local: local.object, remote: remote.object)
+                default:
+                    bytes = try mergeText(
+                        path, base: base?.object, local: local.object, remote: remote.object)
+                }
+                try write(bytes, to: file, mode: local.mode)
+                added.append(path)
+            }
+        }
+        if !removed.isEmpty {
+            try repository.run(["rm", "--quiet", "--cached", "--ignore-unmatch", "--"] + removed)
+        }
+        if !added.isEmpty { try repository.run(["add", "--"] + added) }
+        for path in mergedRecipients { try resign(path) }
+        let left = try repository.unmergedPaths()
+        if let first = left.first {
+            throw cannotMerge(
+                first.path, "git left it unmerged in a way coffer does not know", advice: .byHand)
+        }
+    }
+
+    private static func isRegularFile(_ mode: String) -> Bool { mode == "100644" || mode == "100755" }
+
+    /// Writes a settled file into the work tree.
+    private func write(_ bytes: [UInt8], to file: String, mode: String) throws {
+        try FileSystem.makeDirectories(FileSystem.parent(of: file), mode: store.configuration.folderMode)
+        let executable: mode_t = mode == "100755" ? 0o111 & ~store.configuration.umask : 0
+        try FileSystem.atomicWrite(file, bytes: bytes, mode: store.configuration.fileMode | executable)
+    }
+
+    /// Merges an entry changed on both sides, field by field, and encrypts it for its recipients.
+    private mutating func mergeEntry(_ name: String, base: String?, local: String, remote: String) throws
+        -> [UInt8]
+    {
+        func decrypt(_ object: String) throws -> SecureBytes {
+            let bytes = try repository.blob(object)
+            return bytes.isEmpty ? SecureBytes([]) : try store.engine.decrypt(bytes)
+        }
+        let sides: [SecureBytes]
+        do {
+            sides = [try decrypt(local), try decrypt(remote)]
+        } catch {
+            let folder = PasswordStore.folder(of: name)
+            throw cannotMerge(
+                name + ".gpg", "this clone cannot decrypt it (\(error))",
+                advice: .decryptElsewhere(folder.isEmpty ? "the store" : folder))
+        }
+        // An ancestor this clone cannot read (encrypted to an old key) merges as if there were none:
+        // every field both sides set differently is then kept as a conflict, nothing is lost.
+        var ancestor = SecureBytes([])
+        if let base {
+            do {
+                ancestor = try decrypt(base)
+            } catch {
+                ancestor = SecureBytes([])
+            }
+        }
+        do {
+            let merged = try store.merge(base: ancestor, ours: sides[0], theirs: sides[1], name: name)
+            if merged.hasConflicts { report.conflicts.append(name) }
+            return merged.ciphertext
+        } catch {
+            throw cannotMerge(
+                name + ".gpg", "it cannot be encrypted for its recipients (\(error))", advice: .importKey)
+        }
+    }
+
+    /// Merges a file that is not an entry line by line (`git merge-file`); overlapping or binary changes
+    /// cannot be merged.
+    private func mergeText(_ path: String, base: String?, local: String, remote: String) throws -> [UInt8] {
+        guard let gitDirectory = repository.gitDirectory() else {
+            throw cannotMerge(path, "the git folder cannot be found", advice: .byHand)
+        }
+        var template = Array((gitDirectory + "/coffer-merge-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw cannotMerge(
+                path, "no folder for the merge: \(String(cString: strerror(errno)))", advice: .byHand)
+        }
+        let folder = String(cString: made)
+        defer { try? FileSystem.removeTree(folder) }
+        let files = [folder + "/local", folder + "/base", folder + "/remote"]
+        for (file, object) in zip(files, [local, base, remote]) {
+            let bytes = try object.map { try repository.blob($0) } ?? []
+            // git's own test for binary content: a NUL byte.
+            if bytes.contains(0) {
+                throw cannotMerge(path, "it is binary and changed on both sides", advice: .byHand)
+            }
+            try FileSystem.atomicWrite(file, bytes: bytes, mode: 0o600)
+        }
+        let output = try repository.runUnchecked(
+            ["merge-file", "-p", "-L", "local", "-L", "base", "-L", "remote"] + files)
+        guard output.status == 0 else {
+            let reason =
+                output.status > 0 && output.status < 128
+                ? "both sides changed the same lines" : "it is not text git can merge"
+            throw cannotMerge(path, reason, advice: .byHand)
+        }
+        return output.standardOutput
+    }
+
+    /// A merged `.gpg-id` whose folder has a signature needs a new one, made with
+    /// `PASSWORD_STORE_SIGNING_KEY`; without it the merge cannot be signed.
+    private func resign(_ path: String) throws {
+        let gpgID = repository.directory + "/" + path
+        guard FileSystem.isFile(gpgID + ".sig") else { return }
+        guard let signer = store.configuration.signingKeys.last else {
+            throw cannotMerge(
+                path, "the merged recipients need a new signature and PASSWORD_STORE_SIGNING_KEY is not set",
+                advice: .byHand)
+        }
+        let signature = try store.engine.signDetached(FileSystem.readFile(gpgID), signer: signer)
+        try FileSystem.atomicWrite(gpgID + ".sig", bytes: signature, mode: store.configuration.fileMode)
+        try repository.run(["add", "--", path + ".sig"])
+    }
+
+    // MARK: - Re-encryption
+
+    /// Re-encrypts, for the recipients they have now, the entries this clone changed and every entry under a
+    /// folder whose `.gpg-id` this clone changed: what this clone wrote lands where the other side may have
+    /// changed the recipients, and what the other side wrote may land under recipients this clone changed.
+    private mutating func reencryptEntries(changedIn paths: [String]) throws {
+        var candidates = Set(paths.filter { $0.hasSuffix(".gpg") })
+        for path in paths where path == ".gpg-id" || path.hasSuffix("/.gpg-id") {
+            let folder = FileSystem.parent(of: repository.directory + "/" + path)
+            guard FileSystem.isDirectory(folder) else { continue }
+            for file in try PasswordStore.entryFiles(at: folder) {
+                candidates.insert(String(file.dropFirst(repository.directory.count + 1)))
+            }
+        }
+        var wantedByRecipients: [[String]: Set<String>] = [:]
+        var jobs: [PasswordStore.Reencryption] = []
+        for path in candidates.sorted() {
+            let file = repository.directory + "/" + path
+            guard FileSystem.kind(file) == .file else { continue }
+            let name = String(path.dropLast(4))
+            do {
+                let recipients = try store.recipients(for: name)
+                try store.verifyRecipientsFile(recipients.file)
+                let wanted =
+                    try wantedByRecipients[recipients.ids]
+                    ?? store.engine.encryptionKeyIDs(for: recipients.ids)
+                wantedByRecipients[recipients.ids] = wanted
+                if OpenPGPPackets.recipientKeyIDs(try FileSystem.readFile(file)) == wanted { continue }
+                jobs.append(
+                    PasswordStore.Reencryption(
+                        file: file, destination: file, recipients: recipients.ids, keyIDs: wanted.sorted()))
+            } catch {
+                throw cannotMerge(path, "its recipients cannot be used (\(error))", advice: .importKey)
+            }
+        }
+        do {
+            try store.encryptAgain(jobs) { index, ciphertext in
+                try FileSystem.atomicWrite(
+                    jobs[index].file, bytes: ciphertext, mode: store.configuration.fileMode)
+            }
+        } catch {
+            throw cannotMerge(
+                "entries whose recipients changed", "they cannot be re-encrypted (\(error))",
+                advice: .importKey)
+        }
+        let rewritten = jobs.map { String($0.file.dropFirst(repository.directory.count + 1)) }
+        if !rewritten.isEmpty { try repository.run(["add", "--"] + rewritten) }
+        report.reencrypted += rewritten.map { String($0.dropLast(4)) }
+    }
+
+    // MARK: - Errors
+
+    /// What a person can do about a path sync cannot merge.
+    private enum Advice {
+        case byHand
+        case importKey
+        case decryptElsewhere(String)
+    }
+
+    private func cannotMerge(_ path: String, _ reason: String, advice: Advice) -> CofferError {
+        let what: String
+        switch advice {
+        case .byHand:
+            what =
+                "Merge it by hand: in the store, git merge \(upstream), fix \(path), git commit; then sync again."
+        case .importKey:
+            what = "Import the missing public key (gpg --import) or fix the .gpg-id, then sync again."
+        case .decryptElsewhere(let folder):
+            what = "Only a recipient of \(folder) can merge it: ask one to sync, then sync again."
+        }
+        return CofferError(
+            .cannotMerge,
+            "cannot merge \(path): \(reason). Nothing was changed: your commits are on \(branch), the "
+                + "remote's on \(upstream). \(what)",
+            paths: [path])
+    }
+}
