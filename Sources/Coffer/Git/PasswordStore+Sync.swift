@@ -127,32 +127,32 @@ extension PasswordStore {
 
     /// With `coffer.requiresignedcommits` true, every commit in `range` must carry a good signature.
     private func verifySignatures(_ repository: GitRepository, range: String) throws {
-        guard Self.requiresSignedCommits(repository) else { return }
-        let lines = try repository.run(["log", "--format=%H %G?", range]).outputText.split(separator: "\n")
-        for line in lines {
-            let parts = line.split(separator: " ")
-            if parts.count == 2 && parts[1] != "G" {
-                throw CofferError(
-                    .git, "refusing to merge commit \(parts[0].prefix(12)): its signature does not verify")
-            }
+        try firstUnsignedCommit(repository, range: range).map { commit in
+            throw CofferError(.git, "refusing to merge commit \(commit): its signature does not verify")
         }
     }
 
     /// With `coffer.requiresignedcommits` true, the commits about to be pushed must be signed, or every
     /// other clone that requires signatures would refuse them for ever.
     private func verifyOutgoingSignatures(_ repository: GitRepository, range: String) throws {
-        guard Self.requiresSignedCommits(repository) else { return }
+        try firstUnsignedCommit(repository, range: range).map { commit in
+            throw CofferError(
+                .git,
+                "commit \(commit) is not signed, and this store requires signed commits; "
+                    + "set git config pass.signcommits true (and user.signingkey), sign it again "
+                    + "(git commit --amend -S or git rebase -S), then sync again")
+        }
+    }
+
+    /// The first commit in `range` without a good signature, when `coffer.requiresignedcommits` is true.
+    private func firstUnsignedCommit(_ repository: GitRepository, range: String) throws -> String? {
+        guard Self.requiresSignedCommits(repository) else { return nil }
         let lines = try repository.run(["log", "--format=%H %G?", range]).outputText.split(separator: "\n")
         for line in lines {
             let parts = line.split(separator: " ")
-            if parts.count == 2 && parts[1] != "G" {
-                throw CofferError(
-                    .git,
-                    "commit \(parts[0].prefix(12)) is not signed, and this store requires signed commits; "
-                        + "set git config pass.signcommits true (and user.signingkey), sign it again "
-                        + "(git commit --amend -S or git rebase -S), then sync again")
-            }
+            if parts.count == 2 && parts[1] != "G" { return String(parts[0].prefix(12)) }
         }
+        return nil
     }
 
     private static func requiresSignedCommits(_ repository: GitRepository) -> Bool {
