@@ -20,7 +20,9 @@ let package = Package(
             pkgConfig: "libgcrypt",
             providers: [.apt(["libgcrypt20-dev"]), .brew(["libgcrypt"])]
         ),
-        .target(name: "Coffer", dependencies: ["CGPGME", "CGcrypt"]),
+        // The C library calls Swift's Glibc module leaves out (pipe2, spawning in a folder, prctl).
+        .systemLibrary(name: "CSystem"),
+        .target(name: "Coffer", dependencies: ["CGPGME", "CGcrypt", "CSystem"]),
         .target(name: "CofferCLI", dependencies: ["Coffer"]),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
         .executableTarget(

@@ -1,3 +1,4 @@
+import Coffer
 import CofferTestSupport
 
 #if canImport(Glibc)
@@ -621,50 +622,44 @@ enum Report {
 
 /// The results of setup scripts, made once per test process: folders holding `home` and `gnupg`, under one
 /// folder that is removed when the process exits.
-final class SetupCache: @unchecked Sendable {
+final class SetupCache: Sendable {
     static let shared = SetupCache()
 
-    private final class Entry: @unchecked Sendable {
-        let lock = SpawnLock()
+    /// One setup's folder, built once; its lock is held while it is built.
+    private final class Entry: Sendable {
         let folder: String
-        var result: Result<String, any Error>?
+        let result = Locked<Result<String, any Error>?>(nil)
         init(folder: String) { self.folder = folder }
     }
 
-    private let lock = SpawnLock()
-    private var entries: [String: Entry] = [:]
-    private var root: String?
+    private let state = Locked<(entries: [String: Entry], root: String?)>(([:], nil))
     nonisolated(unsafe) private static var rootToRemove: String?
 
     /// The folder made by `build` for this setup (built by the first caller; the others wait for it).
     func folder(for setup: String, build: (String) throws -> Void) throws -> String {
-        let entry: Entry
-        do {
-            lock.lock()
-            defer { lock.unlock() }
-            if let existing = entries[setup] {
-                entry = existing
-            } else {
-                let parent = try root ?? makeRoot()
-                entry = Entry(folder: parent + "/setup-\(entries.count)")
-                entries[setup] = entry
+        let entry = try state.withLock { state in
+            if let existing = state.entries[setup] { return existing }
+            let parent = try state.root ?? Self.makeRoot()
+            state.root = parent
+            let made = Entry(folder: parent + "/setup-\(state.entries.count)")
+            state.entries[setup] = made
+            return made
+        }
+        return try entry.result.withLock { result in
+            if result == nil {
+                result = Result {
+                    mkdir(entry.folder, 0o700)
+                    try build(entry.folder)
+                    return entry.folder
+                }
             }
+            return try result!.get()
         }
-        entry.lock.lock()
-        defer { entry.lock.unlock() }
-        if let result = entry.result { return try result.get() }
-        entry.result = Result {
-            mkdir(entry.folder, 0o700)
-            try build(entry.folder)
-            return entry.folder
-        }
-        return try entry.result!.get()
     }
 
-    private func makeRoot() throws -> String {
+    private static func makeRoot() throws -> String {
         let made = try TestFiles.temporaryFolder("coffer-setups")
-        root = made
-        Self.rootToRemove = made
+        rootToRemove = made
         atexit {
             guard let folder = SetupCache.rootToRemove else { return }
             _ = try? TestProcess.run(["rm", "-rf", folder], environment: ["PATH": "/usr/bin:/bin"])

@@ -18,7 +18,7 @@ struct GitSyncTests {
 
     /// Runs coffer on the store at `store`, with coffer's folder on `PATH` for the merge driver.
     @discardableResult
-    func run(_ store: String, _ arguments: [String], input: String = "") throws -> Subprocess.Output {
+    func run(_ store: String, _ arguments: [String], input: String = "") throws -> ChildProcess.Output {
         let folder = String(coffer[..<coffer.lastIndex(of: "/")!])
         return try sandbox.run(
             [coffer] + arguments, input: Array(input.utf8),
@@ -28,7 +28,7 @@ struct GitSyncTests {
     }
 
     @discardableResult
-    func check(_ store: String, _ arguments: [String], input: String = "") throws -> Subprocess.Output {
+    func check(_ store: String, _ arguments: [String], input: String = "") throws -> ChildProcess.Output {
         let output = try run(store, arguments, input: input)
         #expect(output.status == 0, "coffer \(arguments.joined(separator: " ")): \(output.errorText)")
         return output

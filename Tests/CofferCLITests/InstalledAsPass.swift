@@ -41,7 +41,7 @@ struct InstalledAsPass {
     /// Runs the installed program with `arguments`.
     @discardableResult
     func run(_ arguments: [String], input: String = "", environment extra: [String: String] = [:]) throws
-        -> Subprocess.Output
+        -> ChildProcess.Output
     {
         var environment = self.environment
         for (name, value) in extra { environment[name] = value }
@@ -51,7 +51,7 @@ struct InstalledAsPass {
     /// Runs the installed program and throws unless it exits 0.
     @discardableResult
     func check(_ arguments: [String], input: String = "", environment extra: [String: String] = [:]) throws
-        -> Subprocess.Output
+        -> ChildProcess.Output
     {
         let output = try run(arguments, input: input, environment: extra)
         guard output.status == 0 else {

@@ -35,12 +35,12 @@ struct SyncClones {
 
     /// Runs the installed `pass` on the store at `store`.
     @discardableResult
-    func run(_ store: String, _ arguments: [String], input: String = "") throws -> Subprocess.Output {
+    func run(_ store: String, _ arguments: [String], input: String = "") throws -> ChildProcess.Output {
         try installed.run(arguments, input: input, environment: ["PASSWORD_STORE_DIR": store])
     }
 
     @discardableResult
-    func check(_ store: String, _ arguments: [String], input: String = "") throws -> Subprocess.Output {
+    func check(_ store: String, _ arguments: [String], input: String = "") throws -> ChildProcess.Output {
         try installed.check(arguments, input: input, environment: ["PASSWORD_STORE_DIR": store])
     }
 

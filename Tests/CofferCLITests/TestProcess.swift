@@ -1,3 +1,4 @@
+import Coffer
 import Dispatch
 
 #if canImport(Glibc)
@@ -25,109 +26,37 @@ struct ProcessResult: Sendable {
     var errorText: String { String(decoding: standardError, as: UTF8.self) }
 }
 
-/// Starts programs for the CLI tests: a clean environment, a working folder, a time limit, default signal
-/// dispositions, and its own process group so that everything it started can be stopped.
+/// Starts programs for the CLI tests on the library's spawner: a clean environment, a working folder, a
+/// time limit, default signal dispositions, and a process group of its own so that everything it
+/// started can be stopped.
 enum TestProcess {
     /// A failure to start a program.
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
 
-    /// Runs `arguments` (found on the `PATH` of `environment`) with `input` on a pipe as standard input.
+    /// `arguments` (the program found on the `PATH` of `environment`) as a ``ChildProcess`` in a process
+    /// group of its own.
+    private static func child(_ arguments: [String], environment: [String: String], directory: String?)
+        -> ChildProcess
+    {
+        var child = ChildProcess(arguments, environment: environment.map { "\($0.key)=\($0.value)" }.sorted())
+        child.workingDirectory = directory
+        child.newProcessGroup = true
+        return child
+    }
+
+    /// Runs `arguments` with `input` on a pipe as standard input, killing its process group after
+    /// `timeout` seconds.
     static func run(
         _ arguments: [String], environment: [String: String], directory: String? = nil,
         input: [UInt8] = [], timeout: Double = 60
     ) throws -> ProcessResult {
-        var inputPipe: [Int32] = [-1, -1]
-        var outputPipe: [Int32] = [-1, -1]
-        var errorPipe: [Int32] = [-1, -1]
-        let pid: pid_t
-        spawnLock.lock()
-        do {
-            defer { spawnLock.unlock() }
-            guard pipe(&inputPipe) == 0, pipe(&outputPipe) == 0, pipe(&errorPipe) == 0 else {
-                throw Failure(description: "pipe: \(String(cString: strerror(errno)))")
-            }
-            for descriptor in inputPipe + outputPipe + errorPipe {
-                _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-            }
-            do {
-                pid = try spawnLocked(
-                    arguments, environment: environment, directory: directory,
-                    descriptors: [inputPipe[0], outputPipe[1], errorPipe[1]])
-            } catch {
-                (inputPipe + outputPipe + errorPipe).forEach { close($0) }
-                throw error
-            }
-        }
-        close(inputPipe[0])
-        close(outputPipe[1])
-        close(errorPipe[1])
-        _ = fcntl(inputPipe[1], F_SETFL, fcntl(inputPipe[1], F_GETFL) | O_NONBLOCK)
-        var collected: [[UInt8]] = [[], []]
-        var readable: [Int32] = [outputPipe[0], errorPipe[0]]
-        var writable = inputPipe[1]
-        var written = 0
-        if input.isEmpty {
-            close(writable)
-            writable = -1
-        }
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let deadline = monotonicSeconds() + timeout
-        var timedOut = false
-        var killedAt: Double?
-        while readable.contains(where: { $0 >= 0 }) {
-            let now = monotonicSeconds()
-            if !timedOut && now >= deadline {
-                timedOut = true
-                killedAt = now
-                kill(-pid, SIGKILL)
-                kill(pid, SIGKILL)
-            }
-            if let killedAt, now - killedAt > 3 { break }
-            var descriptors = readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            if writable >= 0 { descriptors.append(pollfd(fd: writable, events: Int16(POLLOUT), revents: 0)) }
-            let wait = timedOut ? 200 : Int32(max(1, min(1000, (deadline - now) * 1000)))
-            if poll(&descriptors, nfds_t(descriptors.count), wait) < 0 {
-                if errno == EINTR { continue }
-                break
-            }
-            for index in 0..<2 where readable[index] >= 0 && descriptors[index].revents != 0 {
-                let count = chunk.withUnsafeMutableBytes { read(readable[index], $0.baseAddress, $0.count) }
-                if count > 0 {
-                    collected[index].append(contentsOf: chunk[0..<count])
-                } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
-                    close(readable[index])
-                    readable[index] = -1
-                }
-            }
-            if writable >= 0, let last = descriptors.last, last.revents != 0 {
-                let count = input.withUnsafeBytes {
-                    write(writable, $0.baseAddress! + written, input.count - written)
-                }
-                if count > 0 { written += count }
-                if written == input.count || (count < 0 && errno != EINTR && errno != EAGAIN) {
-                    close(writable)
-                    writable = -1
-                }
-            }
-        }
-        for descriptor in readable + [writable] where descriptor >= 0 { close(descriptor) }
-        // The output may end before the program does (it redirected it): the time limit still holds.
-        var status = statusIfEnded(pid)
-        while status == nil && !timedOut {
-            if monotonicSeconds() >= deadline {
-                timedOut = true
-                kill(-pid, SIGKILL)
-                kill(pid, SIGKILL)
-            } else {
-                usleep(10_000)
-                status = statusIfEnded(pid)
-            }
-        }
+        let output = try child(arguments, environment: environment, directory: directory)
+            .run(input: input, timeout: timeout)
         return ProcessResult(
-            status: status ?? waitFor(pid), standardOutput: collected[0], standardError: collected[1],
-            timedOut: timedOut, processGroup: pid)
+            status: output.status, standardOutput: output.standardOutput, standardError: output.standardError,
+            timedOut: output.timedOut, processGroup: output.processID)
     }
 
     /// Runs a program and throws, with what it printed, unless it exits 0.
@@ -152,13 +81,9 @@ enum TestProcess {
         _ arguments: [String], environment: [String: String], directory: String? = nil,
         descriptors: [Int32]? = nil
     ) throws -> pid_t {
-        spawnLock.lock()
-        defer { spawnLock.unlock() }
-        let null = open("/dev/null", O_RDWR | O_CLOEXEC)
-        defer { close(null) }
-        return try spawnLocked(
-            arguments, environment: environment, directory: directory,
-            descriptors: descriptors ?? [null, null, null])
+        let streams = descriptors.map { $0.map(ChildProcess.Stream.descriptor) } ?? [.null, .null, .null]
+        return try child(arguments, environment: environment, directory: directory)
+            .spawn(input: streams[0], output: streams[1], error: streams[2])
     }
 
     /// Starts a program in the background with its standard output on a pipe; returns its pid and the
@@ -166,22 +91,14 @@ enum TestProcess {
     static func startWithOutputPipe(
         _ arguments: [String], environment: [String: String]
     ) throws -> (pid: pid_t, output: Int32) {
-        spawnLock.lock()
-        defer { spawnLock.unlock() }
-        var outputPipe: [Int32] = [-1, -1]
-        guard pipe(&outputPipe) == 0 else { throw Failure(description: "pipe failed") }
-        for descriptor in outputPipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
-        let null = open("/dev/null", O_RDWR | O_CLOEXEC)
-        defer {
-            close(null)
-            close(outputPipe[1])
-        }
+        let pipe = try ChildProcess.makePipe()
+        defer { SystemCall.close(pipe.write) }
         do {
-            let pid = try spawnLocked(
-                arguments, environment: environment, directory: nil, descriptors: [null, outputPipe[1], null])
-            return (pid, outputPipe[0])
+            let pid = try child(arguments, environment: environment, directory: nil)
+                .spawn(input: .null, output: .descriptor(pipe.write), error: .null)
+            return (pid, pipe.read)
         } catch {
-            close(outputPipe[0])
+            SystemCall.close(pipe.read)
             throw error
         }
     }
@@ -195,7 +112,8 @@ enum TestProcess {
             guard poll(&request, 1, 100) >= 0 || errno == EINTR else { return nil }
             guard request[0].revents != 0 else { continue }
             var byte: UInt8 = 0
-            guard readBytes(descriptor, &byte, 1) == 1 else { return nil }
+            guard (try? withUnsafeMutableBytes(of: &byte, { try SystemCall.read(descriptor, into: $0) })) == 1
+            else { return nil }
             if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
             line.append(byte)
         }
@@ -213,79 +131,18 @@ enum TestProcess {
 
     /// The exit status of a started program if it has ended (reaping it), `nil` while it runs.
     static func statusIfEnded(_ pid: pid_t) -> Int32? {
-        var status: Int32 = 0
-        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+        ChildProcess.status(ifEnded: pid)?.code
     }
 
     /// Waits for `pid` and returns its exit status (128 + signal when killed).
     @discardableResult
     static func waitFor(_ pid: pid_t) -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { return 127 }
-        }
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
-    }
-
-    /// Held while pipes are made and programs started, so that no child inherits another's pipe.
-    private static let spawnLock = SpawnLock()
-
-    private static func spawnLocked(
-        _ givenArguments: [String], environment: [String: String], directory: String?, descriptors: [Int32]
-    ) throws -> pid_t {
-        // Glibc's posix_spawn_file_actions_addchdir_np is not visible to Swift: change folder with env.
-        let arguments = directory.map { ["env", "-C", $0, "--"] + givenArguments } ?? givenArguments
-        guard let program = arguments.first else { throw Failure(description: "no program to run") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for (target, source) in descriptors.enumerated() {
-            posix_spawn_file_actions_adddup2(&actions, source, Int32(target))
-        }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD] { sigaddset(&defaults, signal) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(
-            &attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
-        let path = resolve(program, path: environment["PATH"] ?? "/usr/bin:/bin")
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let envp = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { envp.forEach { free($0) } }
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        guard status == 0 else {
-            throw Failure(description: "cannot run \(program): \(String(cString: strerror(status)))")
-        }
-        return pid
-    }
-
-    /// Finds `program` on `path` the way a shell would.
-    static func resolve(_ program: String, path: String) -> String {
-        if program.contains("/") { return program }
-        for folder in path.split(separator: ":") {
-            let candidate = "\(folder)/\(program)"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return program
+        ChildProcess.wait(pid).code
     }
 
     /// Seconds of a monotonic clock.
     static func monotonicSeconds() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        ChildProcess.monotonicSeconds()
     }
 }
 
@@ -388,12 +245,4 @@ private func readBytes(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, 
 
 private func writeBytes(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
     write(descriptor, buffer, count)
-}
-
-/// A pthread mutex.
-final class SpawnLock: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    init() { pthread_mutex_init(&mutex, nil) }
-    func lock() { pthread_mutex_lock(&mutex) }
-    func unlock() { pthread_mutex_unlock(&mutex) }
 }

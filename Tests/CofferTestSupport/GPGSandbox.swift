@@ -11,28 +11,28 @@ import Coffer
 /// Keys (ed25519 signing, cv25519 encryption, no passphrase) are generated once per test process into
 /// a template keyring and copied into each sandbox. The sandbox stops its gpg-agent and deletes its
 /// folder when it is released.
-public final class GPGSandbox: @unchecked Sendable {
+package final class GPGSandbox: @unchecked Sendable {
     /// A key generated for the tests.
-    public struct TestKey: Sendable {
+    package struct TestKey: Sendable {
         /// The primary key's fingerprint.
-        public let fingerprint: String
+        package let fingerprint: String
         /// The user id's e-mail address.
-        public let email: String
+        package let email: String
     }
 
     /// The sandbox folder; everything else is inside it.
-    public let directory: String
+    package let directory: String
     /// `HOME`.
-    public let home: String
+    package let home: String
     /// `GNUPGHOME`.
-    public let gnupgHome: String
+    package let gnupgHome: String
     /// `PASSWORD_STORE_DIR` (not created).
-    public let storeDirectory: String
+    package let storeDirectory: String
     /// Three keys: `keys[0]` is the usual recipient.
-    public let keys: [TestKey]
+    package let keys: [TestKey]
 
     /// Creates a sandbox with a copy of the test keyring.
-    public init() throws {
+    package init() throws {
         let template = try KeyringTemplate.shared.get()
         var buffer = Array("/tmp/coffer-test-XXXXXX".utf8CString)
         guard let made = mkdtemp(&buffer) else { throw SandboxError("mkdtemp failed") }
@@ -49,12 +49,12 @@ public final class GPGSandbox: @unchecked Sendable {
     }
 
     deinit {
-        _ = try? Subprocess(["gpgconf", "--kill", "all"], environment: environmentList).run()
-        _ = try? Subprocess(["rm", "-rf", directory]).run()
+        _ = try? ChildProcess(["gpgconf", "--kill", "all"], environment: environmentList).run()
+        _ = try? ChildProcess(["rm", "-rf", directory]).run()
     }
 
     /// The environment for programs run in the sandbox.
-    public var environment: [String: String] {
+    package var environment: [String: String] {
         [
             "HOME": home, "GNUPGHOME": gnupgHome, "PASSWORD_STORE_DIR": storeDirectory,
             "PATH": environmentValue("PATH") ?? "/usr/local/bin:/usr/bin:/bin",
@@ -63,10 +63,10 @@ public final class GPGSandbox: @unchecked Sendable {
     }
 
     /// ``environment`` as `NAME=value` strings.
-    public var environmentList: [String] { environment.map { "\($0.key)=\($0.value)" }.sorted() }
+    package var environmentList: [String] { environment.map { "\($0.key)=\($0.value)" }.sorted() }
 
     /// A store over the sandbox's store folder and keyring.
-    public func store(root: String? = nil, environment extra: [String: String] = [:]) -> PasswordStore {
+    package func store(root: String? = nil, environment extra: [String: String] = [:]) -> PasswordStore {
         var variables = environment
         for (name, value) in extra { variables[name] = value }
         var configuration = StoreConfiguration(environment: variables)
@@ -77,20 +77,20 @@ public final class GPGSandbox: @unchecked Sendable {
 
     /// Runs a program in the sandbox environment (plus `extra`).
     @discardableResult
-    public func run(
+    package func run(
         _ arguments: [String], input: [UInt8] = [], environment extra: [String: String] = [:]
-    ) throws -> Subprocess.Output {
+    ) throws -> ChildProcess.Output {
         var variables = environment
         for (name, value) in extra { variables[name] = value }
-        return try Subprocess(arguments, environment: variables.map { "\($0.key)=\($0.value)" }).run(
+        return try ChildProcess(arguments, environment: variables.map { "\($0.key)=\($0.value)" }).run(
             input: input)
     }
 
     /// Runs a program and throws when it fails.
     @discardableResult
-    public func check(
+    package func check(
         _ arguments: [String], input: [UInt8] = [], environment extra: [String: String] = [:]
-    ) throws -> Subprocess.Output {
+    ) throws -> ChildProcess.Output {
         let output = try run(arguments, input: input, environment: extra)
         guard output.status == 0 else {
             throw SandboxError(
@@ -100,14 +100,14 @@ public final class GPGSandbox: @unchecked Sendable {
     }
 
     static func check(_ arguments: [String], environment: [String]?) throws {
-        let output = try Subprocess(arguments, environment: environment).run()
+        let output = try ChildProcess(arguments, environment: environment).run()
         guard output.status == 0 else {
             throw SandboxError("\(arguments.joined(separator: " ")) failed: \(output.errorText)")
         }
     }
 
     /// Makes `folder` a git work tree with everything in it committed as `message`.
-    public func commitEverything(in folder: String, message: String = "start") throws {
+    package func commitEverything(in folder: String, message: String = "start") throws {
         try check(["git", "-C", folder, "init", "-q"])
         try check(["git", "-C", folder, "add", "-A"])
         try check(["git", "-C", folder, "commit", "-qm", message])
@@ -116,7 +116,7 @@ public final class GPGSandbox: @unchecked Sendable {
     /// Makes wrappers for `programs` in the sandbox's `wrappers` folder: each appends a line
     /// `argv: [program] [argument]...` and then its environment to `log`, and runs the real program.
     /// Returns a `PATH` that finds the wrappers first.
-    public func loggingWrappers(for programs: [String], log: String) throws -> String {
+    package func loggingWrappers(for programs: [String], log: String) throws -> String {
         let wrappers = directory + "/wrappers"
         var script = "dir=$0 log=$1; shift; mkdir -p \"$dir\" || exit 1; for p in \"$@\"; do "
         script += "real=$(command -v \"$p\") || exit 1; "
@@ -129,17 +129,17 @@ public final class GPGSandbox: @unchecked Sendable {
     }
 
     /// Reads a file of the sandbox.
-    public func read(_ path: String) throws -> [UInt8] {
+    package func read(_ path: String) throws -> [UInt8] {
         try check(["cat", path]).standardOutput
     }
 }
 
 /// A failure of the test scaffolding itself.
-public struct SandboxError: Error, CustomStringConvertible {
+package struct SandboxError: Error, CustomStringConvertible {
     /// What failed.
-    public let description: String
+    package let description: String
     /// Creates an error.
-    public init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }
 
 /// The keyring made once per test process.
@@ -151,14 +151,13 @@ final class KeyringTemplate: @unchecked Sendable {
         let keys: [GPGSandbox.TestKey]
     }
 
-    private let lock = NSLockLike()
-    private var made: Result<Made, SandboxError>?
+    private let made = Locked<Result<Made, SandboxError>?>(nil)
 
     func get() throws -> Made {
-        lock.lock()
-        defer { lock.unlock() }
-        if made == nil { made = Result { try make() }.mapError { SandboxError("\($0)") } }
-        return try made!.get()
+        try made.withLock { made in
+            if made == nil { made = Result { try make() }.mapError { SandboxError("\($0)") } }
+            return try made!.get()
+        }
     }
 
     private func make() throws -> Made {
@@ -179,7 +178,7 @@ final class KeyringTemplate: @unchecked Sendable {
                     "sign", "never",
                 ],
                 environment: environment)
-            let listing = try Subprocess(
+            let listing = try ChildProcess(
                 ["gpg", "--batch", "--with-colons", "--list-keys", email], environment: environment
             ).run()
             guard
@@ -195,11 +194,11 @@ final class KeyringTemplate: @unchecked Sendable {
                 environment: environment)
             keys.append(GPGSandbox.TestKey(fingerprint: String(fingerprint), email: email))
         }
-        _ = try? Subprocess(["gpgconf", "--kill", "all"], environment: environment).run()
+        _ = try? ChildProcess(["gpgconf", "--kill", "all"], environment: environment).run()
         templateDirectory = strdup(directory)
         atexit {
             guard let path = templateDirectory else { return }
-            _ = try? Subprocess(["rm", "-rf", String(cString: path)]).run()
+            _ = try? ChildProcess(["rm", "-rf", String(cString: path)]).run()
         }
         for socket in ["S.gpg-agent", "S.gpg-agent.browser", "S.gpg-agent.extra", "S.gpg-agent.ssh"] {
             unlink(directory + "/" + socket)
@@ -211,19 +210,11 @@ final class KeyringTemplate: @unchecked Sendable {
 /// The template keyring's folder, removed when the test process exits.
 nonisolated(unsafe) private var templateDirectory: UnsafeMutablePointer<CChar>?
 
-/// A pthread mutex, so the support target needs no Foundation.
-final class NSLockLike: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    init() { pthread_mutex_init(&mutex, nil) }
-    func lock() { pthread_mutex_lock(&mutex) }
-    func unlock() { pthread_mutex_unlock(&mutex) }
-}
-
 extension String {
     var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
 
     /// Writes the UTF-8 text to a file, replacing it.
-    public func write(toFile path: String) throws {
+    package func write(toFile path: String) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard descriptor >= 0 else { throw SandboxError("cannot write \(path)") }
         defer { close(descriptor) }
@@ -233,7 +224,7 @@ extension String {
 }
 
 /// One variable of this process's environment.
-public func environmentValue(_ name: String) -> String? {
+package func environmentValue(_ name: String) -> String? {
     getenv(name).map { String(cString: $0) }
 }
 

@@ -70,8 +70,15 @@ extension GitRepository {
         }
     }
 
-    /// Whether `pass.signcommits` asks for signed commits.
+    /// Whether `pass.signcommits` asks for signed commits; what git said is kept for a few seconds, so
+    /// that a run of writes asks once, and a long-running program sees a change soon.
     var signsCommits: Bool {
-        (try? run(["config", "--bool", "--get", "pass.signcommits"]))?.outputText == "true"
+        let now = ChildProcess.monotonicSeconds()
+        if let known = Self.signing.withLock({ $0[directory] }), now - known.readAt < 5 { return known.value }
+        let value = (try? run(["config", "--bool", "--get", "pass.signcommits"]))?.outputText == "true"
+        Self.signing.withLock { $0[directory] = (value, now) }
+        return value
     }
+
+    private static let signing = Locked<[String: (value: Bool, readAt: Double)]>([:])
 }

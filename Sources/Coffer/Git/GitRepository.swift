@@ -86,10 +86,10 @@ public struct GitRepository: Sendable {
     }
 
     /// Runs `git -C directory arguments...` and returns its output whatever its exit status.
-    public func runUnchecked(
+    package func runUnchecked(
         _ arguments: [String], input: [UInt8] = [], extraEnvironment: [String: String] = [:]
-    ) throws -> Subprocess.Output {
-        try Subprocess(
+    ) throws -> ChildProcess.Output {
+        try ChildProcess(
             ["git", "-C", directory] + arguments, environment: environment(extra: extraEnvironment)
         )
         .run(input: input)
@@ -97,82 +97,85 @@ public struct GitRepository: Sendable {
 
     /// Runs `git -C directory arguments...` and returns its output; throws when it fails.
     @discardableResult
-    public func run(_ arguments: [String], input: [UInt8] = []) throws -> Subprocess.Output {
+    package func run(_ arguments: [String], input: [UInt8] = []) throws -> ChildProcess.Output {
         let output = try runUnchecked(arguments, input: input)
         if output.status != 0 {
             let message =
                 output.errorText.split(separator: "\n").last.map(String.init) ?? "exit \(output.status)"
-            throw CofferError(.git, "git \(arguments.first ?? "") failed: \(message)")
+            throw CofferError(
+                .git, "git \(arguments.first ?? "") failed: \(message)", exitStatus: output.status)
         }
         return output
     }
 
-    /// Runs git attached to this process's terminal and returns its exit status.
-    public func runAttached(_ arguments: [String], extraEnvironment: [String: String] = [:]) throws -> Int32 {
-        try Subprocess(
+    /// Runs git attached to this process's terminal and returns how it ended.
+    package func runAttached(_ arguments: [String], extraEnvironment: [String: String] = [:]) throws
+        -> ChildProcess.TerminationStatus
+    {
+        try ChildProcess(
             ["git", "-C", directory] + arguments, environment: environment(extra: extraEnvironment)
         )
         .runAttached()
     }
 
-    /// Stages `paths` and, when that changed anything, commits everything staged with `message`.
+    /// Stages `paths` and commits what is staged with `message`, as pass's `git_add_file` does: two git
+    /// processes, `add` and `commit` (a third reads `pass.signcommits`, once per process and repository).
     ///
     /// Signs the commit when `pass.signcommits` is true, as pass does.
-    public func commit(paths: [String], message: String, output: Output = .quiet) throws {
+    package func commit(paths: [String], message: String, output: Output = .quiet) throws {
         removeStaleIndexLock()
         let specs = paths.map(pathspec)
-        if output == .inherit {
+        let added = try runUnchecked(["add", "--"] + specs)
+        if added.status != 0 {
             // Attached, git's own complaint about the paths is shown, as pass shows it.
-            let added = try runUnchecked(["add", "--"] + specs)
-            if added.status != 0 {
-                Self.forward(added)
-                throw CofferError(
-                    .git, "git add exited with status \(added.status); the change is made but not committed")
-            }
-        } else {
-            try run(["add", "--"] + specs)
+            if output == .inherit { Self.forward(added) }
+            throw CofferError(
+                .git,
+                output == .inherit
+                    ? "git add exited with status \(added.status); the change is made but not committed"
+                    : "git add failed: \(added.errorText.split(separator: "\n").last ?? ""); the change is "
+                        + "made but not committed",
+                exitStatus: added.status)
         }
-        let status = try run(["status", "--porcelain", "--"] + specs)
-        guard !status.standardOutput.isEmpty else { return }
         try commitStaged(message: message, output: output)
     }
 
     /// Commits what is staged with `message` (signed when `pass.signcommits` is true); when nothing is
     /// staged (the change touched only files git does not track) there is nothing to commit.
-    public func commit(message: String, output: Output = .quiet) throws {
-        let staged = try runUnchecked(["diff", "--cached", "--quiet"])
-        switch staged.status {
-        case 0: return
-        case 1: try commitStaged(message: message, output: output)
-        default: throw CofferError(.git, "git diff failed: \(staged.errorText)")
-        }
+    package func commit(message: String, output: Output = .quiet) throws {
+        try commitStaged(message: message, output: output)
     }
 
+    /// `git commit` of what is staged; a commit that finds nothing to commit is no failure, which a
+    /// third process tells when the commit does not succeed.
     private func commitStaged(message: String, output: Output) throws {
-        let arguments = ["commit"] + (signsCommits ? ["-S"] : []) + ["-m", message]
-        switch output {
-        case .quiet:
-            try run(arguments)
-        case .inherit:
-            let status = try runAttached(arguments)
-            if status != 0 {
-                throw CofferError(
-                    .git, "git commit exited with status \(status); the change is made but not committed")
-            }
+        let result = try runUnchecked(["commit"] + (signsCommits ? ["-S"] : []) + ["-m", message])
+        if result.status == 0 {
+            // Attached, git's summary is shown, as under pass.
+            if output == .inherit { Self.forward(result) }
+            return
         }
+        if try nothingToCommit() { return }
+        if output == .inherit { Self.forward(result) }
+        let reason = result.errorText.split(separator: "\n").last.map(String.init) ?? "exit \(result.status)"
+        throw CofferError(
+            .git, "git commit failed (\(reason)); the change is made but not committed",
+            exitStatus: result.status)
+    }
+
+    /// Whether the index holds nothing to commit.
+    private func nothingToCommit() throws -> Bool {
+        let staged = try runUnchecked(["diff", "--cached", "--quiet"])
+        guard staged.status <= 1 else {
+            throw CofferError(.git, "git diff failed: \(staged.errorText)", exitStatus: staged.status)
+        }
+        return staged.status == 0
     }
 
     /// Writes what a collected git run printed to this process's standard output and error.
-    private static func forward(_ output: Subprocess.Output) {
+    private static func forward(_ output: ChildProcess.Output) {
         for (descriptor, bytes) in [(Int32(1), output.standardOutput), (2, output.standardError)] {
-            bytes.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                    if count <= 0 && errno != EINTR { break }
-                    offset += max(count, 0)
-                }
-            }
+            bytes.withUnsafeBytes { try? SystemCall.writeAll(descriptor, $0) }
         }
     }
 

@@ -151,7 +151,7 @@ struct SyncIntegration {
 
     /// After git applied a commit (or a merge): settles what it left unmerged, or fails with git's words
     /// when it stopped for another reason (an untracked file in the way, say).
-    private mutating func settleUnmerged(after output: Subprocess.Output, localStage: Int) throws {
+    private mutating func settleUnmerged(after output: ChildProcess.Output, localStage: Int) throws {
         let unmerged = try repository.unmergedPaths()
         if output.status != 0 && unmerged.isEmpty {
             let reason = output.errorText.split(separator: "\n").first.map(String.init) ?? "git failed"

@@ -64,12 +64,7 @@ public struct StoreConfiguration: Sendable, Equatable {
 
     /// This process's environment as a dictionary.
     public static func processEnvironment() -> [String: String] {
-        var result: [String: String] = [:]
-        for entry in Subprocess.currentEnvironment() {
-            guard let equals = entry.firstIndex(of: "=") else { continue }
-            result[String(entry[..<equals])] = String(entry[entry.index(after: equals)...])
-        }
-        return result
+        ChildProcess.dictionary(ChildProcess.currentEnvironment())
     }
 
     private static func normalised(_ path: String) -> String {

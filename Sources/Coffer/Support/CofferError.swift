@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// An error raised by the store, the keychain or the command line, with a message a person can act on.
 ///
 /// Compare errors by ``code``; show ``message`` to people. Messages never contain secrets.
@@ -46,16 +52,59 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
     public let code: Code
     /// A one-line description for people.
     public let message: String
-    /// The files the error is about, when a caller may want to word its own message (empty otherwise).
+    /// The files the error is about (empty when it is about none).
     public let paths: [String]
+    /// The system's error number, when a system call failed.
+    public let errno: Errno?
+    /// The exit status of the program that failed (git), when one did.
+    public let exitStatus: Int32?
 
-    /// Creates an error of `code` described by `message`, about `paths`.
-    public init(_ code: Code, _ message: String, paths: [String] = []) {
+    /// Creates an error of `code` described by `message`, about `paths`, with the system's error number
+    /// or a failed program's exit status when there is one.
+    public init(
+        _ code: Code, _ message: String, paths: [String] = [], errno: Errno? = nil, exitStatus: Int32? = nil
+    ) {
         self.code = code
         self.message = message
         self.paths = paths
+        self.errno = errno
+        self.exitStatus = exitStatus
+    }
+
+    /// A failed system call: `WHAT PATH: REASON` (`cannot open /x: No such file or directory`).
+    package init(_ code: Code, _ what: String, path: String? = nil, errno number: Int32) {
+        let reason = Errno(rawValue: number)
+        self.init(
+            code, path.map { "\(what) \($0): \(reason)" } ?? "\(what): \(reason)",
+            paths: path.map { [$0] } ?? [],
+            errno: reason)
     }
 
     /// The message.
     public var description: String { message }
+}
+
+/// A system error number (`errno`), described as the C library describes it.
+public struct Errno: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The number.
+    public let rawValue: Int32
+
+    /// The error number `rawValue`.
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    /// `strerror`'s words for it (`No such file or directory`).
+    public var description: String { String(cString: strerror(rawValue)) }
+
+    /// No such file or directory.
+    public static let noSuchFileOrDirectory = Errno(rawValue: ENOENT)
+    /// Permission denied.
+    public static let permissionDenied = Errno(rawValue: EACCES)
+    /// File exists.
+    public static let fileExists = Errno(rawValue: EEXIST)
+    /// No space left on device.
+    public static let noSpace = Errno(rawValue: ENOSPC)
+    /// File name too long.
+    public static let nameTooLong = Errno(rawValue: ENAMETOOLONG)
+    /// Broken pipe.
+    public static let brokenPipe = Errno(rawValue: EPIPE)
 }

@@ -1,4 +1,4 @@
-import CGPGME
+import CSystem
 
 #if canImport(Glibc)
     import Glibc

@@ -74,7 +74,7 @@ enum EditCommand {
             words = ["/bin/sh", "-c", editor + " \"$@\"", editor]
         }
         do {
-            return folder.wait(for: try ChildProcess.spawn(words + [file]))
+            return folder.wait(for: try ChildProcess(words + [file]).spawn())
         } catch let error as CofferError {
             standardError.line("\(invocation.program): \(error.message)")
             return 127

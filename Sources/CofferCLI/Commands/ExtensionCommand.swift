@@ -47,10 +47,10 @@ enum ExtensionCommand {
         }
         let status: Int32
         do {
-            let pid = try ChildProcess.spawn(
-                [executable] + arguments.dropFirst(), executable: executable,
-                environment: extensionEnvironment(invocation).map { "\($0.key)=\($0.value)" }.sorted())
-            status = ChildProcess.wait(pid)
+            status = try ChildProcess(
+                .path(executable), arguments: Array(arguments.dropFirst()),
+                environment: extensionEnvironment(invocation).map { "\($0.key)=\($0.value)" }.sorted()
+            ).runAttached().code
         } catch let error as CofferError {
             throw Exit.die("Error: \(error.message)")
         }
@@ -77,7 +77,7 @@ enum ExtensionCommand {
         environment["PASSWORD_STORE_CHARACTER_SET"] = invocation.characterSet
         environment["PASSWORD_STORE_CHARACTER_SET_NO_SYMBOLS"] = invocation.characterSetNoSymbols
         environment["PASSWORD_STORE_UMASK"] = invocation.setting("PASSWORD_STORE_UMASK", "077")
-        environment["COFFER"] = ChildProcess.ownExecutable
+        environment["COFFER"] = ownExecutable
         environment["COFFER_PROGRAM"] = invocation.program
         return environment
     }

@@ -26,9 +26,10 @@ enum GitCommand {
         defer { folder.finish() }
         let status: Int32
         do {
-            let pid = try ChildProcess.spawn(
+            let pid = try ChildProcess(
                 ["git", "-C", repository.directory] + arguments,
-                environment: repository.environment(extra: ["TMPDIR": folder.path], literalPathspecs: false))
+                environment: repository.environment(extra: ["TMPDIR": folder.path], literalPathspecs: false)
+            ).spawn()
             status = folder.wait(for: pid)
         } catch let error as CofferError {
             throw Exit(127, "\(invocation.program): \(error.message)")
@@ -40,14 +41,14 @@ enum GitCommand {
     private static func initialize(_ arguments: [String], _ invocation: Invocation) throws {
         let prefix = invocation.prefix
         let repository = GitRepository(directory: prefix, storeRoot: prefix)
-        let status: Int32
+        let status: ChildProcess.TerminationStatus
         do {
             status = try repository.runAttached(arguments)
         } catch let error as CofferError {
             standardError.line("\(invocation.program): \(error.message)")
             throw Exit(1)
         }
-        guard status == 0 else { throw Exit(1) }
+        guard status.isSuccess else { throw Exit(1) }
         // As in pass, a git step that fails has already said why and the remaining steps still run; unlike
         // pass, the command then fails.
         var failed = false
@@ -84,7 +85,7 @@ enum GitCommand {
             try repository.run(["config", "--local", "diff.gpg.textconv", textconv(invocation)])
         }
         // Beyond pass: the entry merge driver, in this clone's config and local attributes only.
-        ignoringGitFailure { try repository.installMergeDriver(executable: ChildProcess.ownExecutable) }
+        ignoringGitFailure { try repository.installMergeDriver(executable: ownExecutable) }
         if failed { throw Exit(1) }
     }
 

@@ -56,7 +56,7 @@ enum GrepCommand {
 
     /// What searching one file gave: grep's output, whether it decrypted, and gpg's words when not.
     private struct Found {
-        var grep: Subprocess.Output
+        var grep: ChildProcess.Output
         var decrypted: Bool
         var diagnostic: String?
     }
@@ -84,7 +84,7 @@ enum GrepCommand {
                 diagnostic = "Error: \(error)"
             }
         }
-        let grep = try Subprocess(["grep", "--color=always"] + arguments).run(input: plaintext)
+        let grep = try ChildProcess(["grep", "--color=always"] + arguments).run(input: plaintext)
         return Found(grep: grep, decrypted: decrypted, diagnostic: diagnostic)
     }
 

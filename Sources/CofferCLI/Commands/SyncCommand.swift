@@ -15,7 +15,7 @@ enum SyncCommand {
         var store = invocation.store
         store.gitOutput = .quiet
         // The merge driver is this very program, by its absolute path, so git finds it from any PATH.
-        let report = try store.sync(mergeDriver: ChildProcess.ownExecutable)
+        let report = try store.sync(mergeDriver: ownExecutable)
         if report.recovered {
             standardOutput.line("Undid what an interrupted sync left half done.")
         }
@@ -62,7 +62,7 @@ enum CloneCommand {
         var configuration = invocation.store.configuration
         if let path = parsed.value("path") { configuration.root = StoreConfiguration(root: path).root }
         let store = PasswordStore(configuration: configuration)
-        let unreadable = try store.clone(from: parsed.operands[0], mergeDriver: ChildProcess.ownExecutable)
+        let unreadable = try store.clone(from: parsed.operands[0], mergeDriver: ownExecutable)
         standardOutput.line("Cloned \(parsed.operands[0]) into \(store.root).")
         if !unreadable.isEmpty {
             standardError.line(

@@ -43,7 +43,7 @@ enum Clipboard {
     static func copy(_ secret: SecureBytes, name: String, _ invocation: Invocation) throws {
         let tool = try tool(invocation)
         if stopSleepers(titled: tool.sleeperTitle) { usleep(500_000) }
-        let before = (try? Subprocess(tool.paste).run())?.standardOutput ?? []
+        let before = (try? ChildProcess(tool.paste).run())?.standardOutput ?? []
         guard try put(secret, with: tool.copy, program: invocation.program) else {
             throw Exit.die("Error: Could not copy data to the clipboard")
         }
@@ -62,39 +62,34 @@ enum Clipboard {
         throws
         -> Bool
     {
-        var input: [Int32] = [-1, -1]
-        var errors: [Int32] = [-1, -1]
-        guard ChildProcess.makePipe(&input) else { return false }
-        guard ChildProcess.makePipe(&errors) else {
-            close(input[0])
-            close(input[1])
+        guard let input = try? ChildProcess.makePipe() else { return false }
+        guard let errors = try? ChildProcess.makePipe() else {
+            SystemCall.close(input.read)
+            SystemCall.close(input.write)
             return false
         }
         let pid: pid_t
         do {
-            pid = try ChildProcess.spawn(
-                command, stdin: .descriptor(input[0]), stdout: .null,
-                stderr: quiet ? .null : .descriptor(errors[1]))
+            pid = try ChildProcess(command).spawn(
+                input: .descriptor(input.read), output: .null,
+                error: quiet ? .null : .descriptor(errors.write))
         } catch let error as CofferError {
-            (input + errors).forEach { close($0) }
+            for descriptor in [input.read, input.write, errors.read, errors.write] {
+                SystemCall.close(descriptor)
+            }
             if !quiet { standardError.line("\(program): \(error.message)") }
             return false
         }
-        close(input[0])
-        close(errors[1])
-        ChildProcess.feed(input[1], contents)
+        SystemCall.close(input.read)
+        SystemCall.close(errors.write)
+        ChildProcess.feed(input.write, contents)
         let status = ChildProcess.wait(pid)
-        _ = fcntl(errors[0], F_SETFL, fcntl(errors[0], F_GETFL) | O_NONBLOCK)
-        var message: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(errors[0], &chunk, chunk.count)
-            if count <= 0 { break }
-            message += chunk[0..<count]
-        }
-        close(errors[0])
+        // The tool has exited; its server may hold the pipe open, so only what is there now is read.
+        _ = fcntl(errors.read, F_SETFL, fcntl(errors.read, F_GETFL) | O_NONBLOCK)
+        let message = (try? SystemCall.readAll(errors.read)) ?? []
+        SystemCall.close(errors.read)
         standardError.write(bytes: message)
-        return status == 0
+        return status.isSuccess
     }
 
     /// Ends processes whose command line starts with `title` (pass's `pkill -f "^TITLE"`); returns whether
@@ -133,19 +128,18 @@ enum ClipboardRestorer {
     /// Starts the restorer in a session of its own and hands it everything through its standard input.
     static func start(tool: Clipboard.Tool, clipTime: String, before: SecureBytes, copied: SecureBytes) throws
     {
-        var input: [Int32] = [-1, -1]
-        guard ChildProcess.makePipe(&input) else { return }
+        guard let input = try? ChildProcess.makePipe() else { return }
+        var restorer = ChildProcess(.path(ownExecutable), arguments: [marker])
+        restorer.argument0 = tool.sleeperTitle
+        restorer.newSession = true
         do {
-            _ = try ChildProcess.spawn(
-                [tool.sleeperTitle, marker], executable: ChildProcess.ownExecutable,
-                stdin: .descriptor(input[0]),
-                stdout: .null, stderr: .null, newSession: true)
+            _ = try restorer.spawn(input: .descriptor(input.read), output: .null, error: .null)
         } catch {
-            close(input[0])
-            close(input[1])
+            SystemCall.close(input.read)
+            SystemCall.close(input.write)
             return
         }
-        close(input[0])
+        SystemCall.close(input.read)
         var payload: [UInt8] = []
         defer { wipeMemory(&payload, count: payload.count) }
         for field in [
@@ -156,7 +150,7 @@ enum ClipboardRestorer {
             withUnsafeBytes(of: &length) { payload += $0 }
             payload += field
         }
-        ChildProcess.feed(input[1], SecureBytes(payload))
+        ChildProcess.feed(input.write, SecureBytes(payload))
     }
 
     /// Set by SIGTERM: stop waiting and restore now.
@@ -164,15 +158,9 @@ enum ClipboardRestorer {
 
     /// The restorer's life: wait, then restore unless the clipboard changed meanwhile.
     static func run() -> Int32 {
-        var payload: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(0, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            payload += chunk[0..<count]
-        }
-        close(0)
+        guard let secret = try? SystemCall.readAllSecret(0) else { return 1 }
+        SystemCall.close(0)
+        var payload = secret.bytes
         defer { wipeMemory(&payload, count: payload.count) }
         var fields: [[UInt8]] = []
         var offset = 0
@@ -199,9 +187,9 @@ enum ClipboardRestorer {
             remaining -= step
         }
         signal(SIGTERM, SIG_DFL)
-        let now = SecureBytes((try? Subprocess(paste).run())?.standardOutput ?? [])
+        let now = SecureBytes((try? ChildProcess(paste).run())?.standardOutput ?? [])
         if !now.constantTimeEquals(copied) { before = now }
-        _ = try? Subprocess([
+        _ = try? ChildProcess([
             "qdbus", "org.kde.klipper", "/klipper", "org.kde.klipper.klipper.clearClipboardHistory",
         ])
         .run()

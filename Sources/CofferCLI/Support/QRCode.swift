@@ -18,7 +18,7 @@ enum QRCode {
             let viewer = viewers.first(where: { ChildProcess.isOnPath($0.0, environment: environment) })
         {
             let image = try encode(secret, ["qrencode", "--size", "10", "-o", "-"], invocation)
-            _ = try? Subprocess(viewer.1).run(input: image.standardOutput)
+            _ = try? ChildProcess(viewer.1).run(input: image.standardOutput)
             return
         }
         let drawing = try encode(secret, ["qrencode", "-t", "utf8"], invocation)
@@ -26,10 +26,10 @@ enum QRCode {
     }
 
     private static func encode(_ secret: SecureBytes, _ command: [String], _ invocation: Invocation) throws
-        -> Subprocess.Output
+        -> ChildProcess.Output
     {
         do {
-            let output = try Subprocess(command).run(input: secret.bytes)
+            let output = try ChildProcess(command).run(input: secret)
             standardError.write(bytes: output.standardError)
             return output
         } catch let error as CofferError {

@@ -178,8 +178,7 @@ final class SecureTemporaryFolder {
             var status: Int32 = 0
             let result = waitpid(pid, &status, WNOHANG)
             if result == pid || (result < 0 && errno != EINTR) {
-                let signalNumber = status & 0x7f
-                let code = result < 0 ? 127 : signalNumber == 0 ? (status >> 8) & 0xff : 128 + signalNumber
+                let code = result < 0 ? 127 : ChildProcess.TerminationStatus(waitStatus: status).code
                 if sawInterrupt && code == 128 + SIGINT { deferredSignal = SIGINT }
                 return code
             }
