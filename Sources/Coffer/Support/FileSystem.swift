@@ -5,13 +5,13 @@
 #endif
 
 /// The POSIX file operations the store needs, in one place, with errors that name the path.
-public enum FileSystem {
+package enum FileSystem {
     /// What is at a path, without following a final symlink.
-    enum Kind: Equatable {
+    package enum Kind: Equatable {
         case missing, file, directory, symlink, other
     }
 
-    static func kind(_ path: String) -> Kind {
+    package static func kind(_ path: String) -> Kind {
         var info = stat()
         guard lstat(path, &info) == 0 else { return .missing }
         switch info.st_mode & S_IFMT {
@@ -23,7 +23,7 @@ public enum FileSystem {
     }
 
     /// What a path resolves to after following symlinks.
-    static func resolvedKind(_ path: String) -> Kind {
+    package static func resolvedKind(_ path: String) -> Kind {
         var info = stat()
         guard stat(path, &info) == 0 else { return .missing }
         switch info.st_mode & S_IFMT {
@@ -33,51 +33,35 @@ public enum FileSystem {
         }
     }
 
-    static func isDirectory(_ path: String) -> Bool { resolvedKind(path) == .directory }
-    static func isFile(_ path: String) -> Bool { resolvedKind(path) == .file }
+    /// `[[ -d PATH ]]`: a folder, or a symlink to one.
+    package static func isDirectory(_ path: String) -> Bool { resolvedKind(path) == .directory }
+    /// `[[ -f PATH ]]`: a regular file, or a symlink to one.
+    package static func isFile(_ path: String) -> Bool { resolvedKind(path) == .file }
+    /// `[[ -e PATH ]]`: something is there (a symlink counts when it leads somewhere).
+    package static func exists(_ path: String) -> Bool { resolvedKind(path) != .missing }
+    /// `[[ -x PATH ]]`.
+    package static func isExecutable(_ path: String) -> Bool { access(path, X_OK) == 0 }
 
     static func error(_ what: String, _ path: String, _ number: Int32 = errno) -> CofferError {
-        CofferError(.io, "\(what) \(path): \(String(cString: strerror(number)))")
+        CofferError(.io, what, path: path, errno: number)
     }
 
     /// Reads a whole file.
-    static func readFile(_ path: String) throws -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw error("cannot open", path) }
-        defer { close(descriptor) }
-        var info = stat()
-        var result: [UInt8] = []
-        if fstat(descriptor, &info) == 0, info.st_size > 0 { result.reserveCapacity(Int(info.st_size)) }
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw error("cannot read", path)
-            }
-            if count == 0 { break }
-            result.append(contentsOf: chunk[0..<count])
-        }
-        return result
+    package static func readFile(_ path: String) throws -> [UInt8] {
+        let descriptor = try SystemCall.open(path, O_RDONLY)
+        defer { SystemCall.close(descriptor) }
+        return try SystemCall.readAll(descriptor, path: path)
     }
 
     /// Writes all of `bytes` to an open descriptor.
     static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw error("cannot write", path)
-            }
-            offset += count
-        }
+        try SystemCall.writeAll(descriptor, bytes, path: path)
     }
 
     /// Replaces `path` atomically: a temporary file in the same folder, fsync, rename, fsync of the folder.
     ///
     /// On failure the old file is intact and the temporary file is removed.
-    static func atomicWrite(_ path: String, bytes: [UInt8], mode: mode_t) throws {
+    package static func atomicWrite(_ path: String, bytes: [UInt8], mode: mode_t) throws {
         let directory = parent(of: path)
         var temporary = ""
         var descriptor: Int32 = -1
@@ -110,7 +94,7 @@ public enum FileSystem {
     /// The prefix that marks this program's temporary files (`.coffer-tmp-XXXX`).
     static let temporaryMarker = ".coffer-tmp-"
 
-    static func syncDirectory(_ path: String) {
+    package static func syncDirectory(_ path: String) {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         fsync(descriptor)
@@ -118,7 +102,7 @@ public enum FileSystem {
     }
 
     /// Creates `path` and its missing parents with `mode`.
-    static func makeDirectories(_ path: String, mode: mode_t) throws {
+    package static func makeDirectories(_ path: String, mode: mode_t) throws {
         if isDirectory(path) { return }
         let above = parent(of: path)
         if above != path && !above.isEmpty { try makeDirectories(above, mode: mode) }
@@ -132,7 +116,7 @@ public enum FileSystem {
     /// The entries of a folder (no `.` and `..`), in byte order of their names, or in directory order.
     ///
     /// - Throws: ``CofferError/Code/io`` naming the folder when it cannot be read.
-    public static func contents(of path: String, sorted: Bool = true) throws -> [String] {
+    package static func contents(of path: String, sorted: Bool = true) throws -> [String] {
         guard let directory = opendir(path) else { throw error("cannot read folder", path) }
         defer { closedir(directory) }
         var names: [String] = []
@@ -146,7 +130,7 @@ public enum FileSystem {
     }
 
     /// Removes a file or an empty folder.
-    static func remove(_ path: String) throws {
+    package static func remove(_ path: String) throws {
         if FileSystem.kind(path) == .directory {
             guard rmdir(path) == 0 else { throw error("cannot remove", path) }
         } else {
@@ -155,27 +139,27 @@ public enum FileSystem {
     }
 
     /// Removes a file or a folder with everything in it; symlinks are removed, never followed.
-    static func removeTree(_ path: String) throws {
+    package static func removeTree(_ path: String) throws {
         if kind(path) == .directory {
             for name in try contents(of: path) { try removeTree(path + "/" + name) }
         }
         if kind(path) != .missing { try remove(path) }
     }
 
-    static func parent(of path: String) -> String {
+    package static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         if slash == path.startIndex { return "/" }
         return String(path[..<slash])
     }
 
     /// A random hexadecimal token for temporary names.
-    static func randomToken() -> String {
+    package static func randomToken() -> String {
         var generator = SystemRandomNumberGenerator()
         return String(generator.next() as UInt64, radix: 16)
     }
 
     /// Where a symlink points, or `nil` when `path` is not one.
-    static func linkTarget(_ path: String) -> String? {
+    package static func linkTarget(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink(path, &buffer, buffer.count - 1)
         guard count >= 0 else { return nil }
@@ -183,7 +167,7 @@ public enum FileSystem {
     }
 
     /// Whether two paths name the same file (after following symlinks), as `mv` and `cp` decide it.
-    static func isSameFile(_ first: String, _ second: String) -> Bool {
+    package static func isSameFile(_ first: String, _ second: String) -> Bool {
         var one = stat()
         var other = stat()
         guard stat(first, &one) == 0, stat(second, &other) == 0 else { return false }
@@ -191,7 +175,7 @@ public enum FileSystem {
     }
 
     /// `path` with its longest existing part resolved (symlinks, `.`), and the rest appended as spelled.
-    static func canonicalPath(_ path: String) -> String {
+    package static func canonicalPath(_ path: String) -> String {
         var existing = path
         var rest: [Substring] = []
         while realPath(existing) == nil {
@@ -205,7 +189,7 @@ public enum FileSystem {
     }
 
     /// The canonical absolute path (symlinks resolved), or `nil` when it does not exist.
-    static func realPath(_ path: String) -> String? {
+    package static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)

@@ -102,79 +102,51 @@ public enum Parallel {
 
     /// The shared state of one run: the next item to start, the finished results, and how far the
     /// consumer has got.
-    private final class Pipeline<Output>: @unchecked Sendable {
-        private var results: [Result<Output, any Error>?]
-        private let window: Int
-        private var next = 0
-        private var consumed = 0
-        private var stopped = false
-        private var mutex = pthread_mutex_t()
-        private var changed = pthread_cond_t()
-
-        init(count: Int, window: Int) {
-            results = Array(repeating: nil, count: count)
-            self.window = window
-            pthread_mutex_init(&mutex, nil)
-            pthread_cond_init(&changed, nil)
+    private final class Pipeline<Output>: Sendable {
+        private struct State {
+            var results: [Result<Output, any Error>?]
+            var next = 0
+            var consumed = 0
+            var stopped = false
         }
 
-        deinit {
-            pthread_cond_destroy(&changed)
-            pthread_mutex_destroy(&mutex)
+        private let state: Locked<State>
+        private let window: Int
+
+        init(count: Int, window: Int) {
+            state = Locked(State(results: Array(repeating: nil, count: count)))
+            self.window = window
         }
 
         /// The next item for a worker, once it is within the window; `nil` when there is none left.
         func nextIndex() -> Int? {
-            pthread_mutex_lock(&mutex)
-            defer { pthread_mutex_unlock(&mutex) }
-            while !stopped && next < results.count && next > consumed + window {
-                pthread_cond_wait(&changed, &mutex)
+            let window = self.window
+            return state.withLock(waitingUntil: {
+                $0.stopped || $0.next >= $0.results.count || $0.next <= $0.consumed + window
+            }) { state in
+                guard !state.stopped && state.next < state.results.count else { return nil }
+                state.next += 1
+                return state.next - 1
             }
-            guard !stopped && next < results.count else { return nil }
-            next += 1
-            return next - 1
         }
 
         func finish(_ index: Int, _ result: Result<Output, any Error>) {
-            pthread_mutex_lock(&mutex)
-            results[index] = result
-            pthread_cond_broadcast(&changed)
-            pthread_mutex_unlock(&mutex)
+            state.withLockAndSignal { $0.results[index] = result }
         }
 
         /// Waits for item `index`'s result and hands it over, letting the workers move on.
         func take(_ index: Int) -> Result<Output, any Error> {
-            pthread_mutex_lock(&mutex)
-            defer { pthread_mutex_unlock(&mutex) }
-            while results[index] == nil { pthread_cond_wait(&changed, &mutex) }
-            let result = results[index]!
-            results[index] = nil
-            consumed = index + 1
-            pthread_cond_broadcast(&changed)
-            return result
+            state.withLock(waitingUntil: { $0.results[index] != nil }) { state in
+                let result = state.results[index]!
+                state.results[index] = nil
+                state.consumed = index + 1
+                return result
+            }
         }
 
         /// Tells the workers to start nothing more.
         func stop() {
-            pthread_mutex_lock(&mutex)
-            stopped = true
-            pthread_cond_broadcast(&changed)
-            pthread_mutex_unlock(&mutex)
-        }
-    }
-}
-
-extension PasswordStore {
-    /// Decrypts `names` on several threads and calls `body` with each, in the order of `names`.
-    ///
-    /// At most a few entries per worker are held in memory at once. A name that fails to decrypt is
-    /// given to `body` as a failure; throw from `body` to stop.
-    public func decryptEach(
-        _ names: [String], body: (String, Result<SecureBytes, any Error>) throws -> Void
-    ) throws {
-        let store = self
-        try Parallel.forEach(names, transform: { try store.read($0) }) { index, result in
-            try body(names[index], result)
+            state.withLockAndSignal { $0.stopped = true }
         }
     }
 }

@@ -59,6 +59,13 @@ public final class SecureBytes: @unchecked Sendable {
         try body(UnsafeRawBufferPointer(storage))
     }
 
+    /// Hands the memory over to a new owner, leaving this buffer empty.
+    fileprivate func takeStorage() -> UnsafeMutableRawBufferPointer {
+        let taken = UnsafeMutableRawBufferPointer.allocate(byteCount: max(storage.count, 1), alignment: 16)
+        taken.baseAddress!.copyMemory(from: storage.baseAddress!, byteCount: storage.count)
+        return UnsafeMutableRawBufferPointer(start: taken.baseAddress, count: storage.count)
+    }
+
     /// A copy of the bytes as an array (not wiped when freed).
     public var bytes: [UInt8] { Array(storage) }
 
@@ -75,11 +82,12 @@ public final class SecureBytes: @unchecked Sendable {
 }
 
 /// A growable byte buffer that wipes every allocation it gives up; it becomes a ``SecureBytes``.
-final class SecureByteSink {
+package final class SecureByteSink {
     private var buffer: UnsafeMutableRawBufferPointer
     private(set) var count = 0
 
-    init(capacity: Int = 4096) {
+    /// An empty sink with room for `capacity` bytes before it grows.
+    package init(capacity: Int = 4096) {
         buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(capacity, 16), alignment: 16)
     }
 
@@ -89,7 +97,7 @@ final class SecureByteSink {
     }
 
     /// Appends `length` bytes from `source`.
-    func append(_ source: UnsafeRawPointer, length: Int) {
+    package func append(_ source: UnsafeRawPointer, length: Int) {
         if count + length > buffer.count {
             var capacity = buffer.count
             while capacity < count + length { capacity *= 2 }
@@ -104,7 +112,7 @@ final class SecureByteSink {
     }
 
     /// Moves the collected bytes into a ``SecureBytes`` and empties the sink.
-    func finish() -> SecureBytes {
+    package func finish() -> SecureBytes {
         SecureBytes(adopting: finishStorage())
     }
 
@@ -123,20 +131,10 @@ extension SecureBytes {
     ///
     /// - Throws: ``CofferError/Code/io`` naming the path when it cannot be opened or read.
     public convenience init(contentsOfFile path: String) throws {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw FileSystem.error("cannot open", path) }
-        defer { close(descriptor) }
-        let sink = SecureByteSink()
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        defer { wipeMemory(&chunk, count: chunk.count) }
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 { throw FileSystem.error("cannot read", path) }
-            if count == 0 { break }
-            chunk.withUnsafeBytes { sink.append($0.baseAddress!, length: count) }
-        }
-        self.init(adopting: sink.finishStorage())
+        let descriptor = try SystemCall.open(path, O_RDONLY)
+        defer { SystemCall.close(descriptor) }
+        let read = try SystemCall.readAllSecret(descriptor, path: path)
+        self.init(adopting: read.takeStorage())
     }
 }
 

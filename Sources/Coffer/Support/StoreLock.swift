@@ -44,10 +44,9 @@ enum StoreLock {
     /// is worthless: then the file is opened again.
     private static func acquire(_ path: String, deadline: Double) throws -> Int32 {
         while true {
-            let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            guard descriptor >= 0 else { throw FileSystem.error("cannot open the store lock", path) }
-            while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-                guard errno == EWOULDBLOCK || errno == EINTR else {
+            let descriptor = try SystemCall.open(path, O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600)
+            while SystemCall.retrying({ flock(descriptor, LOCK_EX | LOCK_NB) }) != 0 {
+                guard errno == EWOULDBLOCK else {
                     close(descriptor)
                     throw FileSystem.error("cannot lock", path)
                 }
@@ -105,34 +104,29 @@ enum StoreLock {
     }
 
     /// Which thread holds which lock, and how deeply.
-    private final class Registry: @unchecked Sendable {
-        private var mutex = pthread_mutex_t()
-        private var holders: [String: (thread: pthread_t, depth: Int)] = [:]
-
-        init() { pthread_mutex_init(&mutex, nil) }
+    private final class Registry: Sendable {
+        private let holders = Locked<[String: (thread: pthread_t, depth: Int)]>([:])
 
         func enterIfHeldByCurrentThread(_ path: String) -> Bool {
-            pthread_mutex_lock(&mutex)
-            defer { pthread_mutex_unlock(&mutex) }
-            guard let holder = holders[path], pthread_equal(holder.thread, pthread_self()) != 0 else {
-                return false
+            holders.withLock { holders in
+                guard let holder = holders[path], pthread_equal(holder.thread, pthread_self()) != 0 else {
+                    return false
+                }
+                holders[path] = (holder.thread, holder.depth + 1)
+                return true
             }
-            holders[path] = (holder.thread, holder.depth + 1)
-            return true
         }
 
         func enter(_ path: String) {
-            pthread_mutex_lock(&mutex)
-            holders[path] = (pthread_self(), 1)
-            pthread_mutex_unlock(&mutex)
+            holders.withLock { $0[path] = (pthread_self(), 1) }
         }
 
         func leave(_ path: String) {
-            pthread_mutex_lock(&mutex)
-            if let holder = holders[path] {
-                holders[path] = holder.depth > 1 ? (holder.thread, holder.depth - 1) : nil
+            holders.withLock { holders in
+                if let holder = holders[path] {
+                    holders[path] = holder.depth > 1 ? (holder.thread, holder.depth - 1) : nil
+                }
             }
-            pthread_mutex_unlock(&mutex)
         }
     }
 }

@@ -68,29 +68,14 @@ package enum SystemCall {
     /// Reads everything left on `descriptor` into wiped memory: every buffer the bytes pass through is
     /// overwritten before it is freed.
     package static func readAllSecret(_ descriptor: Int32, path: String? = nil) throws -> SecureBytes {
-        var capacity = 4096
-        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
-        var count = 0
-        defer {
-            wipeMemory(buffer.baseAddress, count: capacity)
-            buffer.deallocate()
-        }
+        let sink = SecureByteSink()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        defer { wipeMemory(&chunk, count: chunk.count) }
         while true {
-            if count == capacity {
-                let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity * 2, alignment: 16)
-                larger.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                wipeMemory(buffer.baseAddress, count: capacity)
-                buffer.deallocate()
-                buffer = larger
-                capacity *= 2
-            }
-            let read = try read(
-                descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[count..<capacity]),
-                path: path)
-            if read == 0 { break }
-            count += read
+            let count = try chunk.withUnsafeMutableBytes { try read(descriptor, into: $0, path: path) }
+            if count == 0 { return sink.finish() }
+            chunk.withUnsafeBytes { sink.append($0.baseAddress!, length: count) }
         }
-        return SecureBytes(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
     }
 
     /// `close(2)`; an `EINTR` is not retried (the descriptor is gone either way on Linux).

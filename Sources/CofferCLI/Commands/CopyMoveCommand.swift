@@ -14,8 +14,8 @@ enum CopyMoveCommand {
         // pass prints the file or folder it is about to move.
         var oldPath = invocation.prefix + "/" + (source.hasSuffix("/") ? String(source.dropLast()) : source)
         let meansFolder =
-            (FileKind.isFile(oldPath + ".gpg") && FileKind.isDirectory(oldPath) && source.hasSuffix("/"))
-            || !FileKind.isFile(oldPath + ".gpg")
+            (FileSystem.isFile(oldPath + ".gpg") && FileSystem.isDirectory(oldPath) && source.hasSuffix("/"))
+            || !FileSystem.isFile(oldPath + ".gpg")
         if !meansFolder { oldPath += ".gpg" }
         standardOutput.line(oldPath)
 

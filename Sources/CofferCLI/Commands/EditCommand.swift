@@ -28,7 +28,7 @@ enum EditCommand {
             + path.split(separator: "/", omittingEmptySubsequences: false).joined(separator: "-") + ".txt"
 
         var original: SecureBytes?
-        if FileKind.isFile(store.entryPath(path)) {
+        if FileSystem.isFile(store.entryPath(path)) {
             do {
                 original = try store.read(path)
             } catch let error as GPGError {
@@ -84,25 +84,18 @@ enum EditCommand {
     }
 
     private static func writeFile(_ path: String, _ contents: SecureBytes, mode: mode_t) throws {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
-        guard descriptor >= 0 else {
-            throw Exit.die("Error: cannot create \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(descriptor) }
-        contents.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { break }
-                offset += count
-            }
+        do {
+            let descriptor = try SystemCall.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: mode)
+            defer { SystemCall.close(descriptor) }
+            try contents.withUnsafeBytes { try SystemCall.writeAll(descriptor, $0, path: path) }
+        } catch let error as CofferError {
+            throw Exit.die("Error: \(error.message)")
         }
     }
 
     /// The file's bytes, or `nil` when it is not a regular file (`[[ -f ]]`) or cannot be read.
     private static func readFile(_ path: String) -> SecureBytes? {
-        guard FileKind.isFile(path) else { return nil }
+        guard FileSystem.isFile(path) else { return nil }
         return try? SecureBytes(contentsOfFile: path)
     }
 }

@@ -26,11 +26,11 @@ enum ExtensionCommand {
         var executable: String?
         if enabled {
             let candidate = folder + "/" + executablePrefix + name
-            if FileKind.isFile(candidate) && FileKind.isExecutable(candidate) {
+            if FileSystem.isFile(candidate) && FileSystem.isExecutable(candidate) {
                 try invocation.store.verifySignature(of: candidate)
                 executable = candidate
-            } else if FileKind.isFile(folder + "/" + name + ".bash")
-                && FileKind.isExecutable(folder + "/" + name + ".bash")
+            } else if FileSystem.isFile(folder + "/" + name + ".bash")
+                && FileSystem.isExecutable(folder + "/" + name + ".bash")
             {
                 throw bashExtension(folder + "/" + name + ".bash", invocation)
             }
@@ -40,7 +40,7 @@ enum ExtensionCommand {
         }
         guard let executable else {
             let system = "/usr/lib/password-store/extensions/" + name + ".bash"
-            if FileKind.isFile(system) && FileKind.isExecutable(system) {
+            if FileSystem.isFile(system) && FileSystem.isExecutable(system) {
                 throw bashExtension(system, invocation)
             }
             return false

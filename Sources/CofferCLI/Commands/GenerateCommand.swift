@@ -35,7 +35,7 @@ enum GenerateCommand {
         try invocation.makeFolder(for: path)
         let store = invocation.store
         _ = try store.verifiedRecipients(forFolder: Invocation.dirname(path))
-        if !inPlace && !force && FileKind.exists(store.entryPath(path)) {
+        if !inPlace && !force && FileSystem.exists(store.entryPath(path)) {
             try Terminal.confirm("An entry already exists for \(path). Overwrite it?")
         }
 

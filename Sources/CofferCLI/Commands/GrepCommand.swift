@@ -69,10 +69,10 @@ enum GrepCommand {
         var plaintext = SecureBytes([])
         var decrypted = false
         var diagnostic: String?
-        if FileKind.isDirectory(file) {
+        if FileSystem.isDirectory(file) {
             diagnostic =
                 "gpg: \(file): read error: Is a directory\ngpg: decrypt_message failed: Unknown system error"
-        } else if !FileKind.exists(file) {
+        } else if !FileSystem.exists(file) {
             diagnostic = GPGMessages.cannotOpen(file)
         } else {
             do {

@@ -28,7 +28,7 @@ enum InsertCommand {
         try invocation.checkSneakyPaths(path)
         let store = invocation.store
 
-        if !parsed.has("force") && FileKind.exists(store.entryPath(path)) {
+        if !parsed.has("force") && FileSystem.exists(store.entryPath(path)) {
             try Terminal.confirm("An entry already exists for \(path). Overwrite it?")
         }
         try invocation.makeFolder(for: path)
@@ -76,18 +76,8 @@ enum InsertCommand {
         }
     }
 
-    /// Everything left on standard input.
+    /// Everything left on standard input, read into wiped memory (a read error ends it, as for bash).
     static func readAll() -> SecureBytes {
-        var bytes: [UInt8] = []
-        defer { wipeMemory(&bytes, count: bytes.count) }
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        defer { wipeMemory(&chunk, count: chunk.count) }
-        while true {
-            let count = read(0, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            bytes += chunk[0..<count]
-        }
-        return SecureBytes(bytes)
+        (try? SystemCall.readAllSecret(0)) ?? SecureBytes([])
     }
 }

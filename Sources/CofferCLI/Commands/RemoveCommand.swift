@@ -22,13 +22,15 @@ enum RemoveCommand {
         let folder = invocation.prefix + "/" + (path.hasSuffix("/") ? String(path.dropLast()) : path)
         let entry = invocation.prefix + "/" + path + ".gpg"
         let meansFolder =
-            (FileKind.isFile(entry) && FileKind.isDirectory(folder) && path.hasSuffix("/"))
-            || !FileKind.isFile(entry)
+            (FileSystem.isFile(entry) && FileSystem.isDirectory(folder) && path.hasSuffix("/"))
+            || !FileSystem.isFile(entry)
         let target = meansFolder ? (folder.hasSuffix("/") ? folder : folder + "/") : entry
-        guard FileKind.exists(target) else { throw Exit.die("Error: \(path) is not in the password store.") }
+        guard FileSystem.exists(target) else {
+            throw Exit.die("Error: \(path) is not in the password store.")
+        }
 
         if !parsed.has("force") { try Terminal.confirm("Are you sure you would like to delete \(path)?") }
-        if meansFolder && FileKind.isDirectory(target) && !recursive {
+        if meansFolder && FileSystem.isDirectory(target) && !recursive {
             // `rm -f -v DIR/` fails, pass goes on and exits 0 with nothing removed.
             standardError.line("rm: cannot remove \(CoreutilsMessages.quote(target)): Is a directory")
             return

@@ -1,3 +1,5 @@
+import Coffer
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -33,19 +35,9 @@ struct OutputStream: Sendable {
         write(text + "\n")
     }
 
-    /// Writes raw memory, retrying on interruption; a closed reader ends the output silently.
+    /// Writes raw memory; a closed reader ends the output silently.
     func write(_ buffer: UnsafeRawBufferPointer) {
-        guard var pointer = buffer.baseAddress else { return }
-        var remaining = buffer.count
-        while remaining > 0 {
-            let written = posixWrite(descriptor, pointer, remaining)
-            if written < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            pointer += written
-            remaining -= written
-        }
+        try? SystemCall.writeAll(descriptor, buffer)
     }
 }
 
@@ -53,8 +45,3 @@ struct OutputStream: Sendable {
 let standardOutput = OutputStream.standardOutput
 /// Standard error.
 let standardError = OutputStream.standardError
-
-/// `write(2)`, named apart from ``OutputStream/write(_:)``.
-private func posixWrite(_ descriptor: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, pointer, count)
-}

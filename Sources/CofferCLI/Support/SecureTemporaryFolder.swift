@@ -38,7 +38,7 @@ final class SecureTemporaryFolder {
         var held = Self.heldSignals
         sigprocmask(SIG_BLOCK, &held, &oldMask)
         let parent: String
-        if FileKind.isDirectory("/dev/shm") && access("/dev/shm", W_OK | X_OK) == 0 {
+        if FileSystem.isDirectory("/dev/shm") && access("/dev/shm", W_OK | X_OK) == 0 {
             parent = "/dev/shm"
             needsShredding = false
         } else {

@@ -21,19 +21,19 @@ enum Terminal {
     /// Returns the line without its newline (NUL bytes dropped, as bash does) and whether a newline ended
     /// it; `nil` when standard input is already at its end.
     static func readLine() -> (line: SecureBytes, terminated: Bool)? {
-        var line: [UInt8] = []
-        defer { wipeMemory(&line, count: line.count) }
+        // The line grows in wiped memory: a growing array would free unwiped copies as it moves.
+        let line = SecureByteSink(capacity: 256)
         var byte: UInt8 = 0
+        defer { byte = 0 }
         var sawAnything = false
         while true {
-            let count = read(0, &byte, 1)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
+            let count = (try? withUnsafeMutableBytes(of: &byte) { try SystemCall.read(0, into: $0) }) ?? 0
+            if count == 0 { break }
             sawAnything = true
-            if byte == UInt8(ascii: "\n") { return (SecureBytes(line), true) }
-            if byte != 0 { line.append(byte) }
+            if byte == UInt8(ascii: "\n") { return (line.finish(), true) }
+            if byte != 0 { withUnsafeBytes(of: &byte) { line.append($0.baseAddress!, length: 1) } }
         }
-        return sawAnything ? (SecureBytes(line), false) : nil
+        return sawAnything ? (line.finish(), false) : nil
     }
 
     /// bash's `read -r [-s] -p PROMPT var`: the prompt on standard error only when standard input is a

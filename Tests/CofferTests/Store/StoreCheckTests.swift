@@ -120,22 +120,10 @@ struct StoreCheckTests {
 }
 
 /// The `(done, total)` pairs a store reported, in order.
-final class ProgressLog: @unchecked Sendable {
-    private var recorded: [[Int]] = []
-    private var mutex = pthread_mutex_t()
+final class ProgressLog: Sendable {
+    private let recorded = Locked<[[Int]]>([])
 
-    init() { pthread_mutex_init(&mutex, nil) }
-    deinit { pthread_mutex_destroy(&mutex) }
+    func record(_ done: Int, _ total: Int) { recorded.withLock { $0.append([done, total]) } }
 
-    func record(_ done: Int, _ total: Int) {
-        pthread_mutex_lock(&mutex)
-        recorded.append([done, total])
-        pthread_mutex_unlock(&mutex)
-    }
-
-    var values: [[Int]] {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return recorded
-    }
+    var values: [[Int]] { recorded.withLock { $0 } }
 }

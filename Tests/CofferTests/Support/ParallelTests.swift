@@ -11,34 +11,22 @@ import Testing
 @Suite("Parallel: ordered results from several threads")
 struct ParallelTests {
     /// Counts the transforms running at once and the most ever seen.
-    final class Gauge: @unchecked Sendable {
-        private var mutex = pthread_mutex_t()
-        private(set) var running = 0
-        private(set) var most = 0
-        private(set) var started: [Int] = []
-
-        init() { pthread_mutex_init(&mutex, nil) }
-        deinit { pthread_mutex_destroy(&mutex) }
+    final class Gauge: Sendable {
+        private let state = Locked<(running: Int, most: Int, started: [Int])>((0, 0, []))
 
         func enter(_ index: Int) {
-            pthread_mutex_lock(&mutex)
-            running += 1
-            most = max(most, running)
-            started.append(index)
-            pthread_mutex_unlock(&mutex)
+            state.withLock { state in
+                state.running += 1
+                state.most = max(state.most, state.running)
+                state.started.append(index)
+            }
         }
 
-        func leave() {
-            pthread_mutex_lock(&mutex)
-            running -= 1
-            pthread_mutex_unlock(&mutex)
-        }
+        func leave() { state.withLock { $0.running -= 1 } }
 
-        var startedCount: Int {
-            pthread_mutex_lock(&mutex)
-            defer { pthread_mutex_unlock(&mutex) }
-            return started.count
-        }
+        var most: Int { state.withLock { $0.most } }
+        var running: Int { state.withLock { $0.running } }
+        var startedCount: Int { state.withLock { $0.started.count } }
     }
 
     @Test func resultsComeInOrderWhateverTheFinishingOrder() throws {
