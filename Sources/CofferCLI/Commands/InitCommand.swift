@@ -23,7 +23,8 @@ enum InitCommand {
         }
         // A key that exists but cannot encrypt is accepted, as pass accepts it; say so now rather than
         // at the first insert. (An unknown key stays silent: it may be imported later, as in pass.)
-        for problem in (try? invocation.store.engine.recipientProblems(parsed.operands)) ?? []
+        let named = parsed.operands == [""] ? [] : parsed.operands
+        for problem in (try? invocation.store.engine.recipientProblems(named)) ?? []
         where problem.kind != .noPublicKey {
             standardError.line("\(invocation.program): warning: \(problem.message)")
         }
