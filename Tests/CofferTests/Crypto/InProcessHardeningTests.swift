@@ -74,6 +74,18 @@ struct InProcessHardeningTests {
         #expect(encryptor.encryptsInProcess == inProcess, "\(configuration)")
     }
 
+    @Test func onlySEIPDVersion1WithAESIsReproducedInTheProcess() {
+        // `BEGIN_ENCRYPTION <mdc_method> <cipher> [<aead>]`: GnuPG 2.4 writes OCB (aead 2) without MDC.
+        let cases: [([String], UInt8?)] = [
+            (["2", "9"], 9), (["2", "8", "0"], 8), (["2", "7"], 7), (["0", "9", "2"], nil),
+            (["0", "9"], nil),
+            (["2", "11"], nil), (["2", "10"], nil), (["2"], nil), (["x", "9"], nil),
+        ]
+        for (fields, cipher) in cases {
+            #expect(EncryptionChoice(statusFields: fields)?.inProcessCipher == cipher, "\(fields)")
+        }
+    }
+
     // MARK: - Secure memory
 
     @Test func libgcryptKeepsSecretsInSecureMemory() throws {
