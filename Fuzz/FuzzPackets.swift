@@ -21,7 +21,7 @@ public func fuzzPackets(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     // What the encryption writes, the reader reads back.
     let body = Array(contents.prefix(9_000))
-    let packet = DirectEncryption.packet(tag: 11, body: body)
+    let packet = DirectEncryption.packet(tag: 11, body: body)!
     let read = packet.withUnsafeBytes { PacketReader.packet(in: $0, at: 0) }
     precondition(read?.tag == 11 && read?.end == packet.count && read?.length == body.count)
     return 0

@@ -7,6 +7,7 @@ debian_packages=(
     libgpgme-dev libgcrypt20-dev pkg-config gnupg gpg-agent git pass tree
     xclip xvfb wl-clipboard qrencode expect util-linux procps
     zsh fish bash-completion mandoc man-db time hyperfine
+    sq sqop rnp python3-pgpy
 )
 
 if [[ "$(uname -s)" == Darwin ]]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds each libFuzzer target with AddressSanitizer and runs it for FUZZ_SECONDS (default 30) on a copy
 # of its checked-in seed corpus. Usage: scripts/fuzz.sh [target...];
-# targets: entry archive gpgid arguments packets.
+# targets: entry archive gpgid arguments packets agent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
@@ -18,8 +18,9 @@ sources_for() {
                 Sources/Coffer/Support/FileSystem.swift Sources/Coffer/Support/CofferError.swift ;;
         arguments)
             echo Sources/CofferCLI/Support/OptionParser.swift ;;
-        packets)
+        packets | agent)
             echo Sources/Coffer/Crypto/Direct/*.swift Sources/Coffer/Crypto/OpenPGPPackets.swift Sources/Coffer/Crypto/CryptoEngine.swift \
+                Sources/Coffer/Crypto/GPGError.swift \
                 Sources/Coffer/Crypto/GPGGroups.swift Sources/Coffer/Crypto/GPGOptions.swift \
                 Sources/Coffer/Support/SecureBytes.swift \
                 Sources/Coffer/Support/FileSystem.swift Sources/Coffer/Support/CofferError.swift ;;
@@ -32,11 +33,12 @@ harness_for() {
         gpgid) echo Fuzz/FuzzGPGID.swift ;;
         arguments) echo Fuzz/FuzzArguments.swift ;;
         packets) echo Fuzz/FuzzPackets.swift ;;
+        agent) echo Fuzz/FuzzAgent.swift ;;
     esac
 }
 
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(entry archive gpgid arguments packets)
+[[ ${#targets[@]} -gt 0 ]] || targets=(entry archive gpgid arguments packets agent)
 for target in "${targets[@]}"; do
     echo "fuzz: building $target"
     # shellcheck disable=SC2046

@@ -19,8 +19,12 @@ public protocol CryptoEngine: Sendable {
     /// Lists keys matching any of `patterns` (all keys when empty); `secretOnly` lists secret keys.
     func keys(matching patterns: [String], secretOnly: Bool) throws -> [KeyInfo]
 
-    /// The key ids (16 hex digits) of the valid encryption subkeys that `recipients` resolve to.
+    /// The key ids (16 hex digits) of the encryption subkeys that gpg encrypts to for `recipients`.
     func encryptionKeyIDs(for recipients: [String]) throws -> Set<String>
+
+    /// One error for each of `recipients` that cannot be encrypted to, saying why (no public key, a
+    /// revoked or expired key, no usable encryption subkey); empty when all of them can be.
+    func recipientProblems(_ recipients: [String]) throws -> [GPGError]
 
     /// An encryptor for many plaintexts to the same `recipients`, for bulk work such as re-encryption;
     /// an engine may make the later encryptions cheaper than ``encrypt(_:to:)`` calls.
@@ -39,6 +43,9 @@ extension CryptoEngine {
     public func encryptor(for recipients: [String]) -> any RepeatedEncryptor {
         OneByOneEncryptor(engine: self, recipients: recipients)
     }
+
+    /// Finds no problems: an engine that cannot judge keys leaves it to ``encrypt(_:to:)`` to fail.
+    public func recipientProblems(_ recipients: [String]) throws -> [GPGError] { [] }
 }
 
 /// The plain ``RepeatedEncryptor``: one ``CryptoEngine/encrypt(_:to:)`` a plaintext.
@@ -79,6 +86,12 @@ public struct KeyInfo: Sendable, Equatable {
         public let canSign: Bool
         /// Whether the subkey is expired, revoked, disabled or invalid.
         public let isUnusable: Bool
+        /// Whether the subkey has expired.
+        public let isExpired: Bool
+        /// Whether the subkey is revoked.
+        public let isRevoked: Bool
+        /// When the subkey was made, in seconds since 1970 (0 when unknown).
+        public let creationTime: Int
     }
 
     /// The primary key's fingerprint.

@@ -38,22 +38,32 @@ public struct GPGMEEngine: CryptoEngine {
 
     /// Encrypts to `recipients` as `gpg -e -r ... --compress-algo=none --no-encrypt-to` would.
     public func encrypt(_ plaintext: SecureBytes, to recipients: [String]) throws -> [UInt8] {
+        try encryptReportingChoice(plaintext, to: recipients).message
+    }
+
+    /// Encrypts as ``encrypt(_:to:)`` and returns what gpg said it chose for the message (its
+    /// `BEGIN_ENCRYPTION` status), or `nil` when gpg did not say.
+    func encryptReportingChoice(_ plaintext: SecureBytes, to recipients: [String]) throws -> (
+        message: [UInt8], choice: EncryptionChoice?
+    ) {
         guard !recipients.isEmpty else {
             throw GPGError(kind: .noPublicKey, code: 0, message: "no recipients to encrypt to")
         }
         let context = try Context(options: options)
+        let status = context.recordStatus()
         // "--" makes GPGME take every following line as a recipient, never as an option.
         let recipientList = (["--"] + recipients).joined(separator: "\n")
         var flags = GPGME_ENCRYPT_NO_ENCRYPT_TO.rawValue | GPGME_ENCRYPT_NO_COMPRESS.rawValue
         if options.alwaysTrust { flags |= GPGME_ENCRYPT_ALWAYS_TRUST.rawValue }
-        return try plaintext.withUnsafeBytes { bytes in
+        let message = try plaintext.withUnsafeBytes { bytes in
             let input = try DataBuffer(borrowing: bytes)
             let output = try DataBuffer()
-            let status = gpgme_op_encrypt_ext(
+            let result = gpgme_op_encrypt_ext(
                 context.handle, nil, recipientList, gpgme_encrypt_flags_t(flags), input.handle, output.handle)
-            if status != 0 { throw encryptionError(status, context: context) }
+            if result != 0 { throw encryptionError(result, context: context) }
             return output.takeBytes()
         }
+        return (message, status.fields(of: "BEGIN_ENCRYPTION").flatMap(EncryptionChoice.init(statusFields:)))
     }
 
     /// Decrypts into wiped-on-free memory.
@@ -68,12 +78,14 @@ public struct GPGMEEngine: CryptoEngine {
             return plaintext
         }
         let context = try Context(options: options)
+        let status = context.recordStatus()
         return try ciphertext.withUnsafeBytes { bytes in
             let input = try DataBuffer(borrowing: bytes)
             let sink = SecureByteSink()
             let output = try DataBuffer(sink: sink)
-            let status = gpgme_op_decrypt(context.handle, input.handle, output.handle)
-            if status != 0 { throw decryptionError(status, context: context) }
+            let result = gpgme_op_decrypt(context.handle, input.handle, output.handle)
+            // What gpg wrote before it found a fault goes with the sink, wiped, and is never returned.
+            if result != 0 { throw decryptionError(result, context: context, status: status) }
             return sink.finish()
         }
     }
@@ -166,18 +178,56 @@ public struct GPGMEEngine: CryptoEngine {
         return keys
     }
 
-    /// The valid encryption subkeys of the recipients, after expanding gpg.conf groups, as pass computes them.
+    /// The encryption subkeys gpg picks for the recipients, after expanding gpg.conf groups: for each
+    /// key the newest valid encryption subkey (see ``KeyInfo/encryptionSubkey(now:)``), and for a
+    /// recipient written `ID!` exactly that subkey.
     public func encryptionKeyIDs(for recipients: [String]) throws -> Set<String> {
         let groups = GPGGroups.load(homeDirectory: options.homeDirectory)
         let expanded = recipients.flatMap { groups.members(of: $0) ?? [$0] }
-        guard !expanded.isEmpty else { return [] }
+        let now = Int(time(nil))
         var ids = Set<String>()
-        for key in try keys(matching: expanded, secretOnly: false) {
-            for subkey in key.subkeys.dropFirst() where subkey.canEncrypt && !subkey.isUnusable {
-                ids.insert(subkey.keyID)
+        let chosen = expanded.filter { !$0.hasSuffix("!") }
+        if !chosen.isEmpty {
+            for key in try keys(matching: chosen, secretOnly: false) {
+                if let subkey = key.encryptionSubkey(now: now) { ids.insert(subkey.keyID) }
+            }
+        }
+        let exact = expanded.filter { $0.hasSuffix("!") }.map { KeyInfo.hexID($0.dropLast()) }
+        if !exact.isEmpty {
+            for key in try keys(matching: exact, secretOnly: false) where key.isUsable {
+                for subkey in key.subkeys
+                where subkey.canEncrypt && !subkey.isUnusable
+                    && exact.contains(where: subkey.fingerprint.hasSuffix)
+                {
+                    ids.insert(subkey.keyID)
+                }
             }
         }
         return ids
+    }
+
+    /// One error for each recipient gpg could not encrypt to, saying why: no public key, a revoked or
+    /// expired key, no encryption subkey, or only expired or revoked ones. Trust is not judged.
+    public func recipientProblems(_ recipients: [String]) throws -> [GPGError] {
+        let groups = GPGGroups.load(homeDirectory: options.homeDirectory)
+        let now = Int(time(nil))
+        var problems: [GPGError] = []
+        for recipient in recipients {
+            let patterns = groups.members(of: recipient) ?? [recipient]
+            let keys = patterns.isEmpty ? [] : try keys(matching: patterns, secretOnly: false)
+            guard !keys.isEmpty else {
+                problems.append(GPGError(recipient: recipient, reason: GPG_ERR_NO_PUBKEY.rawValue))
+                continue
+            }
+            // gpg uses a key that can encrypt when the name matches several.
+            let found = keys.map { $0.encryptionProblem(now: now) }
+            guard !found.contains(where: { $0 == nil }), let problem = found.first ?? nil else { continue }
+            problems.append(
+                GPGError(
+                    kind: problem.kind, code: problem.code,
+                    message: "cannot encrypt to recipient \"\(recipient)\": \(problem.reason)"))
+        }
+        return problems
     }
 
     // MARK: - Errors
@@ -191,31 +241,50 @@ public struct GPGMEEngine: CryptoEngine {
             let invalid = result.pointee.invalid_recipients
         {
             let name = invalid.pointee.fpr.map { String(cString: $0) } ?? "?"
-            var reason = coffer_gpgme_err_code(invalid.pointee.reason)
-            if reason == GPG_ERR_GENERAL.rawValue || reason == GPG_ERR_NO_ERROR.rawValue {
-                // gpg often gives no reason ("INV_RECP 0"); the keyring tells what is wrong.
-                reason = diagnose(recipient: name)
+            let reason = coffer_gpgme_err_code(invalid.pointee.reason)
+            // gpg's reason is often missing ("INV_RECP 0") or vague ("All subkeys are expired or
+            // revoked" for a key that never had an encryption subkey): the keyring tells what is wrong.
+            if reason != GPG_ERR_NO_PUBKEY.rawValue, let problem = (try? recipientProblems([name]))?.first {
+                return problem
+            }
+            if reason == GPG_ERR_GENERAL.rawValue || reason == GPG_ERR_NO_ERROR.rawValue
+                || reason == GPG_ERR_SUBKEYS_EXP_OR_REV.rawValue
+            {
+                // The key can encrypt, so gpg refused it for its trust.
+                let known = (try? keys(matching: [name], secretOnly: false))?.isEmpty == false
+                return GPGError(
+                    recipient: name, reason: known ? GPG_ERR_NOT_TRUSTED.rawValue : GPG_ERR_NO_PUBKEY.rawValue
+                )
             }
             return GPGError(recipient: name, reason: reason)
         }
         return GPGError(status, while: "encrypting")
     }
 
-    /// Why gpg would not encrypt to `recipient`, judged from the keyring.
-    private func diagnose(recipient: String) -> UInt32 {
-        let groups = GPGGroups.load(homeDirectory: options.homeDirectory)
-        let patterns = groups.members(of: recipient) ?? [recipient]
-        guard let keys = try? keys(matching: patterns, secretOnly: false), !keys.isEmpty else {
-            return GPG_ERR_NO_PUBKEY.rawValue
-        }
-        if keys.allSatisfy(\.isRevoked) { return GPG_ERR_CERT_REVOKED.rawValue }
-        if keys.allSatisfy(\.isExpired) { return GPG_ERR_KEY_EXPIRED.rawValue }
-        let encryptable = keys.contains { key in key.subkeys.contains { $0.canEncrypt && !$0.isUnusable } }
-        return encryptable ? GPG_ERR_NOT_TRUSTED.rawValue : GPG_ERR_WRONG_KEY_USAGE.rawValue
-    }
-
-    private func decryptionError(_ status: gpgme_error_t, context: Context) -> GPGError {
+    private func decryptionError(_ status: gpgme_error_t, context: Context, status log: StatusLog) -> GPGError
+    {
         let code = coffer_gpgme_err_code(status)
+        if log.contains("BADMDC") {
+            return GPGError(
+                kind: .corruptData, code: code,
+                message: "gpg failed decrypting: the file was altered: its integrity check (MDC) failed, "
+                    + "so nothing of it is shown")
+        }
+        if let information = log.fields(of: "DECRYPTION_INFO"), information.first == "0",
+            information.count < 3 || information[2] == "0"
+        {
+            return GPGError(
+                kind: .corruptData, code: code,
+                message: "gpg failed decrypting: the file is not integrity protected (it has no MDC), so it "
+                    + "could have been altered unnoticed; gpg refuses to decrypt it")
+        }
+        if code == GPG_ERR_CHECKSUM.rawValue || code == GPG_ERR_BAD_KEY.rawValue {
+            return GPGError(
+                kind: .corruptData, code: code,
+                message: "gpg failed decrypting: the session key in the file does not decrypt with your "
+                    + "secret key (\(String(cString: gpgme_strerror(status)))): the file was altered or damaged"
+            )
+        }
         if code == GPG_ERR_NO_SECKEY.rawValue || code == GPG_ERR_DECRYPT_FAILED.rawValue,
             let result = gpgme_op_decrypt_result(context.handle)
         {
@@ -270,7 +339,8 @@ extension GPGError {
         default:
             (kind, advice) = (.other, description)
         }
-        self.init(kind: kind, code: code, message: "gpg failed \(doing): \(advice) (\(description))")
+        let detail = advice == description ? "" : " (\(description))"
+        self.init(kind: kind, code: code, message: "gpg failed \(doing): \(advice)\(detail)")
     }
 
     /// An error for a recipient gpg would not encrypt to.
@@ -317,7 +387,9 @@ extension KeyInfo {
                     canEncrypt: item.can_encrypt != 0,
                     canSign: item.can_sign != 0,
                     isUnusable: item.expired != 0 || item.revoked != 0 || item.disabled != 0
-                        || item.invalid != 0))
+                        || item.invalid != 0,
+                    isExpired: item.expired != 0, isRevoked: item.revoked != 0,
+                    creationTime: max(Int(item.timestamp), 0)))
             subkey = item.next
         }
         self.init(
@@ -346,7 +418,75 @@ private final class Context {
         }
     }
 
+    /// Keeps gpg's status lines from now on (GPGME's `full-status`).
+    func recordStatus() -> StatusLog {
+        let log = StatusLog()
+        statusLog = log
+        _ = gpgme_set_ctx_flag(handle, "full-status", "1")
+        gpgme_set_status_cb(handle, statusCallback, Unmanaged.passUnretained(log).toOpaque())
+        return log
+    }
+
+    /// The log the status callback writes to; kept alive as long as the context.
+    private var statusLog: StatusLog?
+
     deinit { gpgme_release(handle) }
+}
+
+/// GPGME's status callback: hands each line to the ``StatusLog`` it was given.
+private let statusCallback: gpgme_status_cb_t = { opaque, keyword, arguments in
+    guard let opaque, let keyword else { return 0 }
+    Unmanaged<StatusLog>.fromOpaque(opaque).takeUnretainedValue().record(
+        keyword: String(cString: keyword), arguments: arguments.map { String(cString: $0) } ?? "")
+    return 0
+}
+
+/// The status lines of one gpg run that GPGME's results leave out: the cipher gpg chose when
+/// encrypting, and why a decryption failed. Only the lines named in ``kept`` are stored.
+final class StatusLog {
+    /// The keywords kept.
+    static let kept: Set<String> = ["BEGIN_ENCRYPTION", "DECRYPTION_INFO", "BADMDC"]
+    private var lines: [(keyword: String, fields: [String])] = []
+
+    /// Stores a line when its keyword is one of ``kept``.
+    func record(keyword: String, arguments: String) {
+        guard Self.kept.contains(keyword) else { return }
+        lines.append((keyword, arguments.split(separator: " ").map(String.init)))
+    }
+
+    /// The fields of the first line with `keyword`.
+    func fields(of keyword: String) -> [String]? {
+        lines.first { $0.keyword == keyword }?.fields
+    }
+
+    /// Whether a line with `keyword` came.
+    func contains(_ keyword: String) -> Bool { fields(of: keyword) != nil }
+}
+
+/// What gpg said it chose for a message it encrypted: `BEGIN_ENCRYPTION <mdc_method> <sym_algo>
+/// [<aead_algo>]` (GnuPG's `doc/DETAILS`).
+struct EncryptionChoice: Sendable, Equatable {
+    /// 2 for SHA-1 MDC (SEIPD version 1), 0 for none (AEAD, or no integrity protection at all).
+    let mdcMethod: Int
+    /// The OpenPGP symmetric cipher id.
+    let cipher: Int
+    /// The AEAD mode id (GnuPG 2.3 and later), 0 for none.
+    let aead: Int
+
+    /// Reads the status line's fields; `nil` when they are not numbers.
+    init?(statusFields fields: [String]) {
+        guard fields.count >= 2, let mdc = Int(fields[0]), let cipher = Int(fields[1]) else { return nil }
+        let aead = fields.count > 2 ? Int(fields[2]) : 0
+        guard let aead else { return nil }
+        (mdcMethod, self.cipher, self.aead) = (mdc, cipher, aead)
+    }
+
+    /// The AES cipher to encrypt with in the process when this is exactly what
+    /// ``DirectEncryption`` writes (SEIPD version 1 with MDC, AES, no AEAD); `nil` otherwise.
+    var inProcessCipher: UInt8? {
+        guard mdcMethod == 2, aead == 0, (7...9).contains(cipher) else { return nil }
+        return UInt8(cipher)
+    }
 }
 
 /// A GPGME data object over borrowed memory, a GPGME-owned buffer, or a ``SecureByteSink``.
@@ -435,13 +575,21 @@ private func withCStringArray<Result>(
 }
 
 /// The ``RepeatedEncryptor`` of ``GPGMEEngine``: gpg encrypts until one of its messages shows
-/// subkeys that ``DirectEncryption`` handles; from then on the encryption happens in the process.
+/// subkeys that ``DirectEncryption`` handles, with a cipher and packet kind it writes the same way;
+/// from then on the encryption happens in the process, to those subkeys with that cipher.
 final class GPGCheckedEncryptor: RepeatedEncryptor, @unchecked Sendable {
+    /// What gpg's first message showed: the subkeys and the cipher, or no keys when the process
+    /// cannot encrypt the same way.
+    private struct Plan {
+        let keys: [KeyringKey]
+        let cipher: UInt8
+    }
+
     private let engine: GPGMEEngine
     private let recipients: [String]
     private var mutex = pthread_mutex_t()
-    /// `nil` until gpg has encrypted once; then the subkeys, or `[]` when they are not all usable here.
-    private var keys: [KeyringKey]?
+    /// `nil` until gpg has encrypted once.
+    private var plan: Plan?
 
     init(engine: GPGMEEngine, recipients: [String]) {
         self.engine = engine
@@ -451,26 +599,33 @@ final class GPGCheckedEncryptor: RepeatedEncryptor, @unchecked Sendable {
 
     deinit { pthread_mutex_destroy(&mutex) }
 
-    /// Whether gpg's first message showed subkeys that the process can encrypt to.
+    /// Whether gpg's first message showed subkeys and a cipher that the process can encrypt with.
     var encryptsInProcess: Bool {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
-        return keys?.isEmpty == false
+        return plan?.keys.isEmpty == false
     }
 
     func encrypt(_ plaintext: SecureBytes) throws -> [UInt8] {
         pthread_mutex_lock(&mutex)
-        let known = keys
+        let known = plan
         pthread_mutex_unlock(&mutex)
-        if let known, !known.isEmpty, let message = DirectEncryption.encrypt(plaintext, to: known) {
+        if let known, !known.keys.isEmpty,
+            let message = DirectEncryption.encrypt(plaintext, to: known.keys, cipher: known.cipher)
+        {
             return message
         }
-        let message = try engine.encrypt(plaintext, to: recipients)
+        let (message, choice) = try engine.encryptReportingChoice(plaintext, to: recipients)
         if known == nil {
-            let found =
-                DirectEncryption.recipients(of: message, homeDirectory: engine.options.homeDirectory) ?? []
+            var found = Plan(keys: [], cipher: 0)
+            if let cipher = choice?.inProcessCipher,
+                let keys = DirectEncryption.recipients(
+                    of: message, homeDirectory: engine.options.homeDirectory)
+            {
+                found = Plan(keys: keys, cipher: cipher)
+            }
             pthread_mutex_lock(&mutex)
-            keys = found
+            plan = found
             pthread_mutex_unlock(&mutex)
         }
         return message

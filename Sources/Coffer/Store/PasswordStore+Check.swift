@@ -10,7 +10,8 @@ public struct StoreFinding: Sendable, Equatable, CustomStringConvertible {
     public enum Kind: String, Sendable {
         /// A file or folder others may read or write.
         case permissions
-        /// An entry encrypted to other keys than its `.gpg-id` names.
+        /// An entry encrypted to other keys than its `.gpg-id` names, or a `.gpg-id` naming a key that
+        /// cannot be encrypted to.
         case recipients
         /// An entry that does not decrypt (corrupt, truncated, empty, or for someone else).
         case undecryptable
@@ -96,6 +97,20 @@ extension PasswordStore {
             }
         }
         var checkedSignatures = Set<String>()
+        // Whether the keys a `.gpg-id` names can be encrypted to at all, once per list of ids.
+        var problemsByRecipients: [[String]: [String]] = [:]
+        func recipientProblems(_ file: String) -> [String] {
+            guard let ids = try? GPGIDFile.parse(FileSystem.readFile(file)), !ids.isEmpty else { return [] }
+            if let known = problemsByRecipients[ids] { return known }
+            let problems: [String]
+            do {
+                problems = try self.engine.recipientProblems(ids).map(\.message)
+            } catch {
+                problems = ["cannot check its recipients: \(error)"]
+            }
+            problemsByRecipients[ids] = problems
+            return problems
+        }
         func relative(_ path: String) -> String { String(path.dropFirst(root.count + 1)) }
         func found(_ kind: StoreFinding.Kind, _ path: String, _ message: String, fixed: Bool = false) {
             steps.append(
@@ -142,6 +157,9 @@ extension PasswordStore {
                     } catch let error as CofferError {
                         found(.signature, path, error.message)
                     }
+                }
+                if name == ".gpg-id" {
+                    for problem in recipientProblems(path) { found(.recipients, path, problem) }
                 }
                 if name.hasSuffix(".gpg") { steps.append(.entry(entryCheck(path))) }
             }

@@ -21,5 +21,12 @@ enum InitCommand {
             meter.clear()
             CoreutilsMessages.print($0)
         }
+        // A key that exists but cannot encrypt is accepted, as pass accepts it; say so now rather than
+        // at the first insert. (An unknown key stays silent: it may be imported later, as in pass.)
+        let named = parsed.operands == [""] ? [] : parsed.operands
+        for problem in (try? invocation.store.engine.recipientProblems(named)) ?? []
+        where problem.kind != .noPublicKey {
+            standardError.line("\(invocation.program): warning: \(problem.message)")
+        }
     }
 }

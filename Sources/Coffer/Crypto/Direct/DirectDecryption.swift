@@ -93,9 +93,8 @@ enum DirectDecryption {
                 if agent == nil { agent = GPGAgentConnection(home: home.path, isDefaultHome: home.isDefault) }
                 guard let connection = agent else { return nil }
                 guard let result = connection.decrypt(keygrip: keygrip, ciphertext: request.ciphertext),
-                    let frame = sessionKeyFrame(
-                        result, algorithm: algorithm, key: key, wrapped: request.wrapped),
-                    let sessionKey = checkedSessionKey(frame)
+                    let sessionKey = sessionKey(
+                        fromAgentResult: result, algorithm: algorithm, key: key, wrapped: request.wrapped)
                 else { continue }
                 return sessionKey
             }
@@ -134,6 +133,15 @@ enum DirectDecryption {
         default:
             return nil
         }
+    }
+
+    /// The session key (cipher algorithm byte, then the key) from the agent's answer to `PKDECRYPT`
+    /// for a session-key packet of `algorithm` to `key` (`wrapped`: the ECDH packet's wrapped key),
+    /// once its frame and checksum check out; `nil` for anything else.
+    static func sessionKey(
+        fromAgentResult result: WipedBuffer, algorithm: UInt8, key: KeyringKey, wrapped: [UInt8]
+    ) -> WipedBuffer? {
+        sessionKeyFrame(result, algorithm: algorithm, key: key, wrapped: wrapped).flatMap(checkedSessionKey)
     }
 
     /// The value in the agent's `(5:value N:BYTES)` answer.
@@ -187,7 +195,7 @@ enum DirectDecryption {
         -> WipedBuffer?
     {
         // Curve25519 only (see `KeyringKey.isSupported`): a 32-byte x, with a 0x40 prefix from the agent.
-        guard sharedPoint.count == 32 || sharedPoint.count == 33,
+        guard sharedPoint.count == 32 || sharedPoint.count == 33, wrapped.count >= 24, wrapped.count % 8 == 0,
             let kek = ecdhKeyEncryptionKey(
                 sharedX: UnsafeRawBufferPointer(rebasing: sharedPoint[(sharedPoint.count - 32)...]), key: key)
         else { return nil }
@@ -211,10 +219,11 @@ enum DirectDecryption {
 
     /// The ECDH key-encryption key (RFC 6637 section 7): the KDF hash of the shared secret and the
     /// parameters `curve OID, algorithm, KDF parameters, "Anonymous Sender    ", fingerprint`, cut to
-    /// the length of the key-wrap cipher.
+    /// the length of the key-wrap cipher. Only the KDF parameters gpg accepts are used (see
+    /// ``KeyringKey/isSupported``).
     static func ecdhKeyEncryptionKey(sharedX: UnsafeRawBufferPointer, key: KeyringKey) -> WipedBuffer? {
-        guard key.isSupported, key.algorithm == KeyringKey.ecdh, key.kdfParameters.count == 4,
-            key.kdfParameters[1] == 1, let cipher = Gcrypt.aes(openPGPCipher: key.kdfParameters[3])
+        guard key.isSupported, key.algorithm == KeyringKey.ecdh,
+            let cipher = Gcrypt.aes(openPGPCipher: key.kdfParameters[3])
         else { return nil }
         var parameters: [UInt8] = [UInt8(key.parameters[0].count)] + key.parameters[0] + [KeyringKey.ecdh]
         parameters += key.kdfParameters + Array("Anonymous Sender    ".utf8) + key.fingerprint
@@ -290,18 +299,31 @@ enum DirectDecryption {
         return literalData(UnsafeRawBufferPointer(rebasing: bytes[(blockSize + 2)..<(count - 22)]))
     }
 
-    /// The contents of the one literal data packet that `packets` must consist of.
+    /// The contents of the one literal data packet that `packets` must consist of, as gpg on a Unix
+    /// system writes them: for text (`t`) and UTF-8 (`u`) data every carriage return is dropped,
+    /// binary (`b`) and MIME (`m`) data is kept as it is. Any other format is left to gpg.
     static func literalData(_ packets: UnsafeRawBufferPointer) -> SecureBytes? {
         guard let packet = PacketReader.packet(in: packets, at: 0), packet.tag == 11,
             packet.end == packets.count,
             let first = packet.body.first, first.count >= 6
         else { return nil }
+        let dropsCarriageReturns: Bool
+        switch packets[first.lowerBound] {
+        case UInt8(ascii: "b"), UInt8(ascii: "m"): dropsCarriageReturns = false
+        case UInt8(ascii: "t"), UInt8(ascii: "u"): dropsCarriageReturns = true
+        default: return nil
+        }
         // Format, file name (length-prefixed), 4-byte date, then the data.
         let header = 1 + 1 + Int(packets[first.lowerBound + 1]) + 4
         guard header <= first.count else { return nil }
         let sink = SecureByteSink(capacity: packet.length - header)
         for (index, range) in packet.body.enumerated() {
-            let data = index == 0 ? (range.lowerBound + header)..<range.upperBound : range
+            var data = index == 0 ? (range.lowerBound + header)..<range.upperBound : range
+            while dropsCarriageReturns, let carriageReturn = packets[data].firstIndex(of: 13) {
+                let kept = data.lowerBound..<carriageReturn
+                if !kept.isEmpty { sink.append(packets.baseAddress! + kept.lowerBound, length: kept.count) }
+                data = (carriageReturn + 1)..<data.upperBound
+            }
             if !data.isEmpty { sink.append(packets.baseAddress! + data.lowerBound, length: data.count) }
         }
         return sink.finish()

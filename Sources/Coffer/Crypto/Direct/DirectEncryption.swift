@@ -12,11 +12,14 @@ import CGcrypt
 /// libgcrypt, to exactly the subkeys gpg's message names.
 ///
 /// The messages have gpg's shape for pass: one version 3 session-key packet per subkey (ECDH on
-/// Curve25519, or RSA with PKCS #1 v1.5), then one integrity-protected AES-256 packet holding an
-/// uncompressed binary literal packet.
+/// Curve25519, or RSA with PKCS #1 v1.5), then one integrity-protected (SEIPD version 1, MDC) packet
+/// holding an uncompressed binary literal packet, encrypted with the AES variant gpg chose for its
+/// own message (see ``GPGMEEngine``, which reads that choice from gpg's `BEGIN_ENCRYPTION` status
+/// and leaves everything else to gpg).
 enum DirectEncryption {
-    /// OpenPGP's id of AES-256, the session cipher.
-    static let sessionCipher: UInt8 = 9
+    /// The largest plaintext written here: every length is then a definite length of at most
+    /// 32 bits. Larger plaintexts are left to gpg.
+    static let maximumPlaintext = Int(UInt32.max) - 1024
 
     /// The keys of every subkey `message` (made by gpg) is encrypted to, when each is in the keyring
     /// of `homeDirectory` and is of a kind handled here; `nil` otherwise.
@@ -35,9 +38,16 @@ enum DirectEncryption {
         return keys
     }
 
-    /// Encrypts `plaintext` to `keys`, or returns `nil` if a cryptographic operation fails.
-    static func encrypt(_ plaintext: SecureBytes, to keys: [KeyringKey]) -> [UInt8]? {
-        guard let cipher = Gcrypt.aes(openPGPCipher: sessionCipher) else { return nil }
+    /// Encrypts `plaintext` to `keys` with the OpenPGP cipher `cipher` (AES-128, -192 or -256), or
+    /// returns `nil` for another cipher, a plaintext over ``maximumPlaintext`` or a failed
+    /// cryptographic operation.
+    static func encrypt(_ plaintext: SecureBytes, to keys: [KeyringKey], cipher sessionCipher: UInt8)
+        -> [UInt8]?
+    {
+        guard plaintext.count <= maximumPlaintext, let cipher = Gcrypt.aes(openPGPCipher: sessionCipher)
+        else {
+            return nil
+        }
         // The session key frame: cipher, key, two-byte checksum of the key bytes.
         let frame = WipedBuffer(capacity: 1 + cipher.keyLength + 2)
         frame.append(sessionCipher)
@@ -53,15 +63,16 @@ enum DirectEncryption {
             case KeyringKey.ecdh: body = frame.withBytes { ecdhSessionKeyPacket($0, key: key) }
             default: body = frame.withBytes { rsaSessionKeyPacket($0, key: key) }
             }
-            guard let body else { return nil }
-            message += packet(tag: 1, body: body)
+            guard let body, let packet = packet(tag: 1, body: body) else { return nil }
+            message += packet
         }
         let encrypted = frame.withBytes { frame in
             integrityProtected(
-                plaintext, key: UnsafeRawBufferPointer(rebasing: frame[1..<(1 + cipher.keyLength)]))
+                plaintext, cipher: sessionCipher,
+                key: UnsafeRawBufferPointer(rebasing: frame[1..<(1 + cipher.keyLength)]))
         }
-        guard let encrypted else { return nil }
-        return message + packet(tag: 18, body: encrypted)
+        guard let encrypted, let packet = packet(tag: 18, body: encrypted) else { return nil }
+        return message + packet
     }
 
     // MARK: - Session key packets
@@ -125,19 +136,21 @@ enum DirectEncryption {
 
     /// A version 1 integrity-protected data packet body: AES in CFB mode with a zero IV over a random
     /// block whose last two bytes repeat, the literal packet, and the MDC packet (SHA-1 of all before).
-    private static func integrityProtected(_ plaintext: SecureBytes, key: UnsafeRawBufferPointer) -> [UInt8]?
-    {
+    private static func integrityProtected(
+        _ plaintext: SecureBytes, cipher: UInt8, key: UnsafeRawBufferPointer
+    ) -> [UInt8]? {
         let blockSize = 16
         // Binary, no file name, the time of writing.
         let now = UInt32(truncatingIfNeeded: time(nil))
         let literalBody =
             [UInt8(ascii: "b"), 0, UInt8(now >> 24), UInt8(now >> 16 & 0xff), UInt8(now >> 8 & 0xff)]
             + [UInt8(now & 0xff)]
-        let literalHead = [0xc0 | 11] + length(literalBody.count + plaintext.count)
+        guard let literalLength = length(literalBody.count + plaintext.count) else { return nil }
+        let literalHead = [0xc0 | 11] + literalLength
         let total = blockSize + 2 + literalHead.count + literalBody.count + plaintext.count + 22
         let plain = WipedBuffer(capacity: total)
-        Gcrypt.randomize(
-            UnsafeMutableRawBufferPointer(rebasing: plain.unusedSpace[..<blockSize]), strong: false)
+        // The prefix comes from the strong generator, as gpg's does.
+        Gcrypt.randomize(UnsafeMutableRawBufferPointer(rebasing: plain.unusedSpace[..<blockSize]))
         plain.extend(by: blockSize)
         let repeated = plain.withBytes { [$0[blockSize - 2], $0[blockSize - 1]] }
         for byte in repeated + literalHead + literalBody { plain.append(byte) }
@@ -151,7 +164,7 @@ enum DirectEncryption {
         let done = plain.withBytes { input in
             body.withUnsafeMutableBytes { output in
                 Gcrypt.crypt(
-                    encrypting: true, openPGPCipher: sessionCipher, mode: GCRY_CIPHER_MODE_CFB, key: key,
+                    encrypting: true, openPGPCipher: cipher, mode: GCRY_CIPHER_MODE_CFB, key: key,
                     input: input, output: UnsafeMutableRawBufferPointer(rebasing: output[1...]))
             }
         }
@@ -160,22 +173,25 @@ enum DirectEncryption {
 
     // MARK: - Encoding
 
-    /// A new-format packet with a definite length.
-    static func packet(tag: Int, body: [UInt8]) -> [UInt8] {
-        [UInt8(0xc0 | tag)] + length(body.count) + body
+    /// A new-format packet with a definite length, or `nil` when the body is too long for one.
+    static func packet(tag: Int, body: [UInt8]) -> [UInt8]? {
+        length(body.count).map { [UInt8(0xc0 | tag)] + $0 + body }
     }
 
-    /// A new-format body length (RFC 4880 section 4.2.2): one, two or five bytes.
-    static func length(_ count: Int) -> [UInt8] {
+    /// A new-format body length (RFC 4880 section 4.2.2): one, two or five bytes; `nil` for a length
+    /// that does not fit in 32 bits (only partial lengths could say it).
+    static func length(_ count: Int) -> [UInt8]? {
         switch count {
         case 0..<192:
             return [UInt8(count)]
         case 192..<8384:
             let value = count - 192
             return [UInt8(value >> 8 + 192), UInt8(value & 0xff)]
-        default:
+        case 8384...Int(UInt32.max):
             return [255, UInt8(count >> 24 & 0xff), UInt8(count >> 16 & 0xff), UInt8(count >> 8 & 0xff)]
                 + [UInt8(count & 0xff)]
+        default:
+            return nil
         }
     }
 

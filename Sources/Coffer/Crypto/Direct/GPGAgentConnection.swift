@@ -8,16 +8,22 @@
 /// decryption: `SETKEY`, then `PKDECRYPT` with the ciphertext sent on the agent's `INQUIRE`.
 ///
 /// The agent is never started here and never asks for a passphrase (`pinentry-mode=cancel`): when
-/// either would be needed the connection fails and the caller lets gpg do the work instead.
+/// either would be needed the connection fails and the caller lets gpg do the work instead. The
+/// socket is used only when it is what the user's own agent would make: a socket (not a link)
+/// owned by the user, in a folder of the user's that nobody else can write to, answered by a
+/// process of the same user.
 final class GPGAgentConnection {
     private let descriptor: Int32
     /// Bytes read from the socket and not yet consumed; replies can hold key material, so the
     /// buffer is wiped when the connection goes.
     private let pending = WipedBuffer(capacity: 8192)
 
-    /// Connects to the agent of GnuPG home `home`, or returns `nil` when none answers.
-    init?(home: String, isDefaultHome: Bool) {
-        let path = Self.socketDirectory(home: home, isDefaultHome: isDefaultHome) + "/S.gpg-agent"
+    /// Connects to the agent of GnuPG home `home`, or returns `nil` when none answers or its socket
+    /// cannot be trusted.
+    convenience init?(home: String, isDefaultHome: Bool) {
+        let folder = Self.socketDirectory(home: home, isDefaultHome: isDefaultHome)
+        let path = folder + "/S.gpg-agent"
+        guard Self.isTrustedSocket(path, in: folder) else { return nil }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
@@ -38,15 +44,25 @@ final class GPGAgentConnection {
             }
         #endif
         guard descriptor >= 0 else { return nil }
-        self.descriptor = descriptor
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
-        guard connected == 0, readReply(data: nil) == true,
-            transact("OPTION pinentry-mode=cancel") == true
-        else { return nil }
+        guard connected == 0, Self.peerIsThisUser(descriptor) else {
+            close(descriptor)
+            return nil
+        }
+        self.init(connected: descriptor)
+    }
+
+    /// Takes over `descriptor`, a stream connected to an agent (closed when the connection goes), and
+    /// reads the greeting; `nil` when the agent does not greet or refuses the options.
+    init?(connected descriptor: Int32) {
+        self.descriptor = descriptor
+        guard readReply(data: nil) == true, transact("OPTION pinentry-mode=cancel") == true else {
+            return nil
+        }
     }
 
     deinit { close(descriptor) }
@@ -222,6 +238,38 @@ final class GPGAgentConnection {
     }
 
     // MARK: - Where the socket is
+
+    /// Whether `path` is a socket (not a symbolic link) owned by this user in `folder`, a folder of
+    /// this user's that no one else can write to.
+    static func isTrustedSocket(_ path: String, in folder: String) -> Bool {
+        let uid = getuid()
+        var socketStatus = stat()
+        var folderStatus = stat()
+        guard lstat(path, &socketStatus) == 0, socketStatus.st_mode & S_IFMT == S_IFSOCK,
+            socketStatus.st_uid == uid, stat(folder, &folderStatus) == 0,
+            folderStatus.st_mode & S_IFMT == S_IFDIR,
+            folderStatus.st_uid == uid,
+            folderStatus.st_mode & 0o022 == 0
+        else { return false }
+        return true
+    }
+
+    /// Whether the process at the other end of the connected socket runs as this user.
+    static func peerIsThisUser(_ descriptor: Int32) -> Bool {
+        #if canImport(Glibc)
+            // `struct ucred` (pid, uid, gid), which Glibc's module leaves out without _GNU_SOURCE.
+            var credentials: (pid: pid_t, uid: uid_t, gid: gid_t) = (0, 0, 0)
+            var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+            guard getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
+                length == MemoryLayout.size(ofValue: credentials)
+            else { return false }
+            return credentials.uid == getuid()
+        #else
+            var uid: uid_t = 0
+            var gid: gid_t = 0
+            return getpeereid(descriptor, &uid, &gid) == 0 && uid == getuid()
+        #endif
+    }
 
     /// The folder of the agent's sockets, chosen as GnuPG 2.2 chooses it: `/run/user/UID/gnupg` (a
     /// `d.HASH` folder below it for a home other than `~/.gnupg`) when that is private to the user,

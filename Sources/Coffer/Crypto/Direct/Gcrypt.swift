@@ -34,7 +34,10 @@ enum Gcrypt {
         }
         guard isUsable else { return nil }
         var handle: gcry_md_hd_t?
-        guard gcry_md_open(&handle, Int32(algorithm.rawValue), 0) == 0, let handle else { return nil }
+        // The inputs are secrets (a shared point, plaintext): the context lives in secure memory.
+        guard gcry_md_open(&handle, Int32(algorithm.rawValue), UInt32(GCRY_MD_FLAG_SECURE.rawValue)) == 0,
+            let handle
+        else { return nil }
         defer { gcry_md_close(handle) }
         for part in parts where !part.isEmpty { gcry_md_write(handle, part.baseAddress, part.count) }
         let length = Int(gcry_md_get_algo_dlen(Int32(algorithm.rawValue)))
@@ -64,10 +67,11 @@ enum Gcrypt {
             return false
         }
         var handle: gcry_cipher_hd_t?
-        guard gcry_cipher_open(&handle, cipher.algorithm, Int32(mode.rawValue), 0) == 0, let handle else {
+        // The key schedule lives in secure memory; closing wipes it.
+        let flags = UInt32(GCRY_CIPHER_SECURE.rawValue)
+        guard gcry_cipher_open(&handle, cipher.algorithm, Int32(mode.rawValue), flags) == 0, let handle else {
             return false
         }
-        // Closing wipes the key schedule.
         defer { gcry_cipher_close(handle) }
         guard gcry_cipher_setkey(handle, key.baseAddress, key.count) == 0 else { return false }
         if mode == GCRY_CIPHER_MODE_CFB {
@@ -82,15 +86,11 @@ enum Gcrypt {
             == 0
     }
 
-    /// Fills `buffer` with random bytes from libgcrypt's strong generator (keys) or its nonce
-    /// generator (the public random prefix).
-    static func randomize(_ buffer: UnsafeMutableRawBufferPointer, strong: Bool = true) {
+    /// Fills `buffer` with random bytes from libgcrypt's strong generator, as gpg does for session
+    /// keys, ephemeral keys and the random prefix of encrypted data alike.
+    static func randomize(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
-        if strong {
-            gcry_randomize(base, buffer.count, GCRY_STRONG_RANDOM)
-        } else {
-            gcry_create_nonce(base, buffer.count)
-        }
+        gcry_randomize(base, buffer.count, GCRY_STRONG_RANDOM)
     }
 
     /// X25519 (RFC 7748): `scalar` times `point` (both 32 bytes, little-endian) into `result`.
@@ -107,21 +107,13 @@ enum Gcrypt {
     /// RSA encryption with PKCS #1 v1.5 padding of `message` for the key `publicKey` (a canonical
     /// S-expression); returns the ciphertext integer's bytes without leading zeros.
     static func rsaEncrypt(message: UnsafeRawBufferPointer, publicKey: [UInt8]) -> [UInt8]? {
-        guard isUsable else { return nil }
-        let head = Array("(4:data(5:flags5:pkcs1)(5:value\(message.count):".utf8)
-        let data = WipedBuffer(capacity: head.count + message.count + 2)
-        head.withUnsafeBytes { _ = data.append($0) }
-        data.append(message)
-        data.append(UInt8(ascii: ")"))
-        data.append(UInt8(ascii: ")"))
-        var dataExpression: gcry_sexp_t?
+        guard let dataExpression = secretDataExpression(message) else { return nil }
         var keyExpression: gcry_sexp_t?
         defer {
             gcry_sexp_release(dataExpression)
             gcry_sexp_release(keyExpression)
         }
-        guard data.withBytes({ gcry_sexp_new(&dataExpression, $0.baseAddress, $0.count, 0) }) == 0,
-            publicKey.withUnsafeBytes({ gcry_sexp_new(&keyExpression, $0.baseAddress, $0.count, 0) }) == 0
+        guard publicKey.withUnsafeBytes({ gcry_sexp_new(&keyExpression, $0.baseAddress, $0.count, 0) }) == 0
         else { return nil }
         var result: gcry_sexp_t?
         guard gcry_pk_encrypt(&result, dataExpression, keyExpression) == 0, let result else { return nil }
@@ -132,6 +124,34 @@ enum Gcrypt {
         guard let value = gcry_sexp_nth_data(token, 1, &length), length > 0 else { return nil }
         let bytes = UnsafeRawBufferPointer(start: value, count: length)
         return Array(bytes.drop(while: { $0 == 0 }))
+    }
+
+    /// The S-expression `(data (flags pkcs1) (value MESSAGE))` for RSA encryption, built from a
+    /// buffer in libgcrypt's secure memory so that libgcrypt keeps it (and the padded frame it makes
+    /// from it) there too; the caller releases it. `nil` when secure memory is not available.
+    static func secretDataExpression(_ message: UnsafeRawBufferPointer) -> gcry_sexp_t? {
+        guard isUsable else { return nil }
+        let head = Array("(4:data(5:flags5:pkcs1)(5:value\(message.count):".utf8)
+        let length = head.count + message.count + 2
+        guard let buffer = gcry_malloc_secure(length) else { return nil }
+        defer {
+            wipeMemory(buffer, count: length)
+            gcry_free(buffer)
+        }
+        head.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: head.count) }
+        if let source = message.baseAddress, !message.isEmpty {
+            (buffer + head.count).copyMemory(from: source, byteCount: message.count)
+        }
+        (buffer + head.count + message.count).storeBytes(of: UInt8(ascii: ")"), as: UInt8.self)
+        (buffer + head.count + message.count + 1).storeBytes(of: UInt8(ascii: ")"), as: UInt8.self)
+        var expression: gcry_sexp_t?
+        guard gcry_sexp_new(&expression, buffer, length, 0) == 0 else { return nil }
+        return expression
+    }
+
+    /// Whether `pointer` is in libgcrypt's secure memory.
+    static func isSecure(_ pointer: UnsafeRawPointer) -> Bool {
+        gcry_is_secure(pointer) != 0
     }
 
     /// The 20-byte keygrip of a public key given as a canonical S-expression, as gpg-agent names it.

@@ -32,14 +32,16 @@ struct KeyringKey: Sendable {
     }
 
     /// Whether this is a key the direct path handles: RSA, or ECDH on Curve25519 (a 0x40-prefixed
-    /// point).
+    /// point) whose KDF is one gpg accepts: SHA-256, SHA-384 or SHA-512 (never SHA-1) with AES key
+    /// wrap (RFC 6637 section 9, GnuPG's `ecdh.c`).
     var isSupported: Bool {
         switch algorithm {
         case Self.rsa, Self.rsaEncryptOnly:
             return true
         case Self.ecdh:
             return parameters[0] == Self.curve25519OID && parameters[1].count == 33
-                && parameters[1][0] == 0x40
+                && parameters[1][0] == 0x40 && kdfParameters.count == 4 && kdfParameters[1] == 1
+                && [8, 9, 10].contains(kdfParameters[2]) && Gcrypt.aes(openPGPCipher: kdfParameters[3]) != nil
         default:
             return false
         }
