@@ -8,22 +8,23 @@ seconds=${FUZZ_SECONDS:-30}
 out=.build/fuzz
 mkdir -p "$out"
 
+# The support files everything that touches the file system needs.
+support="Sources/Coffer/Support/FileSystem.swift Sources/Coffer/Support/SystemCall.swift \
+    Sources/Coffer/Support/SecureBytes.swift Sources/Coffer/Support/CofferError.swift"
 sources_for() {
     case $1 in
         entry | archive)
             echo Sources/Coffer/Entry/*.swift Sources/Coffer/Support/CofferError.swift ;;
         gpgid)
             echo Sources/Coffer/Store/GPGIDFile.swift Sources/Coffer/Crypto/GPGGroups.swift \
-                Sources/Coffer/Crypto/GPGOptions.swift \
-                Sources/Coffer/Support/FileSystem.swift Sources/Coffer/Support/CofferError.swift ;;
+                Sources/Coffer/Crypto/GPGOptions.swift $support ;;
         arguments)
             echo Sources/CofferCLI/Support/OptionParser.swift ;;
         packets | agent)
             echo Sources/Coffer/Crypto/Direct/*.swift Sources/Coffer/Crypto/OpenPGPPackets.swift Sources/Coffer/Crypto/CryptoEngine.swift \
                 Sources/Coffer/Crypto/GPGError.swift \
                 Sources/Coffer/Crypto/GPGGroups.swift Sources/Coffer/Crypto/GPGOptions.swift \
-                Sources/Coffer/Support/SecureBytes.swift \
-                Sources/Coffer/Support/FileSystem.swift Sources/Coffer/Support/CofferError.swift ;;
+                $support ;;
     esac
 }
 harness_for() {
@@ -42,7 +43,7 @@ targets=("$@")
 for target in "${targets[@]}"; do
     echo "fuzz: building $target"
     # shellcheck disable=SC2046
-    swiftc -parse-as-library -sanitize=fuzzer,address -O -module-name CofferFuzz \
+    swiftc -parse-as-library -sanitize=fuzzer,address -O -module-name CofferFuzz -package-name coffer \
         -I Sources/CGcrypt -lgcrypt \
         $(sources_for "$target") "$(harness_for "$target")" -o "$out/fuzz-$target" 2>&1 \
         | { grep -v "Cannot export local symbol" || true; }

@@ -107,3 +107,10 @@ public struct KeyInfo: Sendable, Equatable {
     /// Whether the whole key is revoked.
     public let isRevoked: Bool
 }
+
+extension CryptoEngine {
+    /// Decrypts the OpenPGP message in the file at `path`.
+    public func decrypt(fileAt path: String) throws -> SecureBytes {
+        try decrypt(FileSystem.readFile(path))
+    }
+}

@@ -137,10 +137,3 @@ extension SecureBytes {
         self.init(adopting: read.takeStorage())
     }
 }
-
-extension CryptoEngine {
-    /// Decrypts the OpenPGP message in the file at `path`.
-    public func decrypt(fileAt path: String) throws -> SecureBytes {
-        try decrypt(FileSystem.readFile(path))
-    }
-}
