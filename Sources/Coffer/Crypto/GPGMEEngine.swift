@@ -577,7 +577,7 @@ private func withCStringArray<Result>(
 /// The ``RepeatedEncryptor`` of ``GPGMEEngine``: gpg encrypts until one of its messages shows
 /// subkeys that ``DirectEncryption`` handles, with a cipher and packet kind it writes the same way;
 /// from then on the encryption happens in the process, to those subkeys with that cipher.
-final class GPGCheckedEncryptor: RepeatedEncryptor, @unchecked Sendable {
+final class GPGCheckedEncryptor: RepeatedEncryptor, Sendable {
     /// What gpg's first message showed: the subkeys and the cipher, or no keys when the process
     /// cannot encrypt the same way.
     private struct Plan {
@@ -587,29 +587,21 @@ final class GPGCheckedEncryptor: RepeatedEncryptor, @unchecked Sendable {
 
     private let engine: GPGMEEngine
     private let recipients: [String]
-    private var mutex = pthread_mutex_t()
     /// `nil` until gpg has encrypted once.
-    private var plan: Plan?
+    private let plan = Locked<Plan?>(nil)
 
     init(engine: GPGMEEngine, recipients: [String]) {
         self.engine = engine
         self.recipients = recipients
-        pthread_mutex_init(&mutex, nil)
     }
-
-    deinit { pthread_mutex_destroy(&mutex) }
 
     /// Whether gpg's first message showed subkeys and a cipher that the process can encrypt with.
     var encryptsInProcess: Bool {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return plan?.keys.isEmpty == false
+        plan.withLock { $0?.keys.isEmpty == false }
     }
 
     func encrypt(_ plaintext: SecureBytes) throws -> [UInt8] {
-        pthread_mutex_lock(&mutex)
-        let known = plan
-        pthread_mutex_unlock(&mutex)
+        let known = plan.withLock { $0 }
         if let known, !known.keys.isEmpty,
             let message = DirectEncryption.encrypt(plaintext, to: known.keys, cipher: known.cipher)
         {
@@ -624,9 +616,7 @@ final class GPGCheckedEncryptor: RepeatedEncryptor, @unchecked Sendable {
             {
                 found = Plan(keys: keys, cipher: cipher)
             }
-            pthread_mutex_lock(&mutex)
-            plan = found
-            pthread_mutex_unlock(&mutex)
+            plan.withLock { $0 = found }
         }
         return message
     }

@@ -289,24 +289,30 @@ package struct ChildProcess: Sendable {
             var descriptors = readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             if writable >= 0 { descriptors.append(pollfd(fd: writable, events: Int16(POLLOUT), revents: 0)) }
             let wait = deadline.map { Int32(max(1, min(1000, ($0 - now) * 1000))) } ?? -1
-            if poll(&descriptors, nfds_t(descriptors.count), killedAt == nil ? wait : 200) < 0 {
-                if errno == EINTR { continue }
+            let polled = SystemCall.retrying {
+                poll(&descriptors, nfds_t(descriptors.count), killedAt == nil ? wait : 200)
+            }
+            if polled < 0 {
                 throw CofferError(.io, "cannot wait for \(arguments.first ?? "a program")", errno: errno)
             }
             for index in 0..<2 where readable[index] >= 0 && descriptors[index].revents != 0 {
-                let count = chunk.withUnsafeMutableBytes { read(readable[index], $0.baseAddress, $0.count) }
+                let count = SystemCall.retrying {
+                    chunk.withUnsafeMutableBytes { read(readable[index], $0.baseAddress, $0.count) }
+                }
                 if count > 0 {
                     collected[index].append(contentsOf: chunk[0..<count])
-                } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+                } else if count == 0 || errno != EAGAIN {
                     Self.close([readable[index]])
                     readable[index] = -1
                 }
             }
             if writable >= 0, let last = descriptors.last, last.revents != 0 {
-                let count = write(writable, input.baseAddress! + written, input.count - written)
+                let count = SystemCall.retrying {
+                    write(writable, input.baseAddress! + written, input.count - written)
+                }
                 if count > 0 { written += count }
                 // Done, or the reader went away (EPIPE): either way its input is over.
-                if written == input.count || (count < 0 && errno != EINTR && errno != EAGAIN) {
+                if written == input.count || (count < 0 && errno != EAGAIN) {
                     Self.close([writable])
                     writable = -1
                 }
@@ -336,9 +342,7 @@ package struct ChildProcess: Sendable {
     @discardableResult
     package static func wait(_ pid: pid_t) -> TerminationStatus {
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { return .exited(127) }
-        }
+        guard SystemCall.retrying({ waitpid(pid, &status, 0) }) >= 0 else { return .exited(127) }
         return TerminationStatus(waitStatus: status)
     }
 

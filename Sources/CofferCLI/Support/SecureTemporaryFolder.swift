@@ -176,8 +176,8 @@ final class SecureTemporaryFolder {
         var sawInterrupt = false
         while true {
             var status: Int32 = 0
-            let result = waitpid(pid, &status, WNOHANG)
-            if result == pid || (result < 0 && errno != EINTR) {
+            let result = SystemCall.retrying { waitpid(pid, &status, WNOHANG) }
+            if result == pid || result < 0 {
                 let code = result < 0 ? 127 : ChildProcess.TerminationStatus(waitStatus: status).code
                 if sawInterrupt && code == 128 + SIGINT { deferredSignal = SIGINT }
                 return code

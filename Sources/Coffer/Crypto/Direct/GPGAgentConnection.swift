@@ -131,9 +131,7 @@ final class GPGAgentConnection {
             }
             guard pending.available > 0 else { return .broken }
             let space = pending.unusedSpace
-            let count = read(descriptor, space.baseAddress, space.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return .broken }
+            guard let count = try? SystemCall.read(descriptor, into: space), count > 0 else { return .broken }
             pending.extend(by: count)
         }
     }
@@ -222,15 +220,17 @@ final class GPGAgentConnection {
     private func send(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { buffer in
-                #if canImport(Glibc)
-                    Glibc.send(
-                        descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
-                #else
-                    Darwin.send(descriptor, buffer.baseAddress! + offset, buffer.count - offset, 0)
-                #endif
+            let written = SystemCall.retrying {
+                bytes.withUnsafeBytes { buffer in
+                    #if canImport(Glibc)
+                        Glibc.send(
+                            descriptor, buffer.baseAddress! + offset, buffer.count - offset,
+                            Int32(MSG_NOSIGNAL))
+                    #else
+                        Darwin.send(descriptor, buffer.baseAddress! + offset, buffer.count - offset, 0)
+                    #endif
+                }
             }
-            if written < 0 && errno == EINTR { continue }
             guard written > 0 else { return false }
             offset += written
         }

@@ -169,22 +169,28 @@ enum Hex {
 
 /// The encryption-capable public keys of the user's keyring, by key id, read once per process and
 /// read again when the keyring file changes.
-final class KeyringIndex: @unchecked Sendable {
+final class KeyringIndex: Sendable {
     /// The index shared by every decryption of the process.
     static let shared = KeyringIndex()
 
-    private var mutex = pthread_mutex_t()
-    private var path = ""
-    private var identity: [Int] = []
-    private var keys: [UInt64: [KeyringKey]] = [:]
+    /// The keyring file indexed, its identity when it was read (device, inode, size, time), and the keys.
+    private struct Index {
+        var path = ""
+        var identity: [Int] = []
+        var keys: [UInt64: [KeyringKey]] = [:]
+    }
 
-    private init() { pthread_mutex_init(&mutex, nil) }
+    private let index = Locked(Index())
+
+    private init() {}
 
     /// The keys with `keyID` in the keyring of GnuPG home `home` (`pubring.kbx`, or the legacy
     /// `pubring.gpg` when there is no keybox, as gpg chooses).
     func keys(withID keyID: UInt64, home: String) -> [KeyringKey] {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        index.withLock { index in keys(withID: keyID, home: home, index: &index) }
+    }
+
+    private func keys(withID keyID: UInt64, home: String, index: inout Index) -> [KeyringKey] {
         var file = home + "/pubring.kbx"
         var status = stat()
         if stat(file, &status) != 0 {
@@ -200,13 +206,13 @@ final class KeyringIndex: @unchecked Sendable {
             Int(status.st_dev), Int(status.st_ino), Int(status.st_size), Int(modified.tv_sec),
             Int(modified.tv_nsec),
         ]
-        if file != path || current != identity {
+        if file != index.path || current != index.identity {
             guard let contents = try? FileSystem.readFile(file) else { return [] }
-            keys = file.hasSuffix(".kbx") ? Self.indexKeybox(contents) : Self.indexPackets(contents)
-            path = file
-            identity = current
+            index.keys = file.hasSuffix(".kbx") ? Self.indexKeybox(contents) : Self.indexPackets(contents)
+            index.path = file
+            index.identity = current
         }
-        return keys[keyID] ?? []
+        return index.keys[keyID] ?? []
     }
 
     /// The keys of a keybox file: its OpenPGP blobs each hold one key block.
