@@ -237,25 +237,35 @@ struct EditPlaintextTests {
             TestProcess.waitFor(pid)
             guard let path else { return outcome }
             let folder = String(path[..<path.lastIndex(of: "/")!])
-            outcome.leftBehind = TestFiles.exists(path) && folder.hasPrefix("/dev/shm/pass.")
+            outcome.leftBehind =
+                TestFiles.exists(path) && folder.hasPrefix("/dev/shm/pass.")
+                && TestFiles.exists(folder + "/.coffer-tmpdir")
+            // fsck looks at $TMPDIR too, where no other test's edit sweeps: the killed folder, moved there
+            // as it was, is found by its mark whatever its name; a folder of pass's without it is not.
+            let moved = context.sandbox.temporary + "/" + String(folder.split(separator: "/").last!)
+            let unmarked =
+                context.sandbox.temporary + "/pass."
+                + String((0..<13).map { _ in "abcdefghijklmnopqrstuvwxyz".randomElement()! })
+            try TestProcess.check(["mv", folder, moved], environment: context.sandbox.baseEnvironment)
+            mkdir(unmarked, 0o700)
+            try TestFiles.write("being edited by pass\n", to: unmarked + "/entry.txt", mode: 0o600)
             var old = [
                 timeval(tv_sec: time(nil) - 60, tv_usec: 0), timeval(tv_sec: time(nil) - 60, tv_usec: 0),
             ]
-            utimes(folder, &old)
-            utimes(passFolder, &old)
+            for backdated in [moved, unmarked, passFolder] { utimes(backdated, &old) }
             let report = try context.coffer(["fsck"])
             outcome.reportStatus = report.status
-            outcome.reported = report.outputText.contains("\(folder): plaintext left by an interrupted edit")
-            outcome.keptByReport = TestFiles.exists(path)
+            outcome.reported = report.outputText.contains("\(moved): plaintext left by an interrupted edit")
+            outcome.keptByReport = TestFiles.exists(moved)
             let fixed = try context.coffer(["fsck", "--fix"])
             outcome.fixedStatus = fixed.status
             outcome.fixed = fixed.outputText.contains(
-                "\(folder): plaintext left by an interrupted edit (fixed)")
-            outcome.removedByFix = !TestFiles.exists(folder)
-            // The real pass's folder is neither reported nor removed.
+                "\(moved): plaintext left by an interrupted edit (fixed)")
+            outcome.removedByFix = !TestFiles.exists(moved)
+            // pass's own folders are neither reported nor removed, by fsck or by other tests' edits.
             outcome.passFolderUntouched =
-                TestFiles.exists(passFolder + "/entry.txt")
-                && !(report.outputText + fixed.outputText).contains(passFolder)
+                TestFiles.exists(passFolder + "/entry.txt") && TestFiles.exists(unmarked + "/entry.txt")
+                && ![passFolder, unmarked].contains { (report.outputText + fixed.outputText).contains($0) }
             outcome.traces = try context.traces()
             return outcome
         }
