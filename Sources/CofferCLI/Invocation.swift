@@ -108,8 +108,9 @@ struct Invocation {
         try store.validateNewName(name)
         do {
             try store.makeFolders(store.root + "/" + Self.dirname(name), onEvent: CoreutilsMessages.print)
-        } catch let error as CofferError where error.code == .io {
-            standardError.line("mkdir: " + CoreutilsMessages.localeQuoted(error.message))
+        } catch let error as CofferError where error.code == .io && error.errno != nil && error.paths.count == 1 {
+            standardError.line(
+                "mkdir: cannot create directory \(CoreutilsMessages.localeQuote(error.paths[0])): \(error.errno!)")
         }
     }
 

@@ -91,7 +91,7 @@ extension PasswordStore {
             if mkdir(prefix, configuration.folderMode) != 0 {
                 if errno == EEXIST && FileSystem.isDirectory(prefix) { continue }
                 throw CofferError(
-                    .io, "cannot create directory '\(prefix)': \(String(cString: strerror(errno)))")
+                    .io, "cannot create directory", path: prefix, errno: errno)
             }
             chmod(prefix, configuration.folderMode)
             onEvent(.createdFolder(position == prefixes.count - 1 ? path : prefix))

@@ -66,10 +66,9 @@ enum InsertCommand {
         } catch let error as GPGError {
             standardError.line("Error: \(error.message)")
             throw Exit.die("Password encryption aborted.")
-        } catch let error as CofferError where error.code == .io {
+        } catch let error as CofferError where error.code == .io && error.errno != nil {
             // What pass shows when gpg cannot write the file.
-            let reason =
-                error.message.split(separator: ":").last.map { String($0.dropFirst()) } ?? error.message
+            let reason = error.errno!.description
             standardError.line("gpg: can't create '\(invocation.store.entryPath(name))': \(reason)")
             standardError.line("gpg: [stdin]: encryption failed: \(reason)")
             throw Exit.die("Password encryption aborted.")

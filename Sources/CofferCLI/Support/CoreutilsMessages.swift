@@ -48,15 +48,6 @@ enum CoreutilsMessages {
         String(cString: nl_langinfo(nl_item(CODESET))) == "UTF-8" ? "\u{2018}\(text)\u{2019}" : "'\(text)'"
     }
 
-    /// A library message of the form `what 'NAME': reason` with NAME quoted by ``localeQuote(_:)``.
-    static func localeQuoted(_ message: String) -> String {
-        guard let open = message.firstIndex(of: "'"),
-            let close = message[message.index(after: open)...].firstRange(of: "': ")
-        else { return message }
-        let name = String(message[message.index(after: open)..<close.lowerBound])
-        return String(message[..<open]) + localeQuote(name) + ": " + String(message[close.upperBound...])
-    }
-
     /// ``quote(_:)`` over raw bytes; `multibyte` overrides the locale's answer (for tests).
     static func quote(bytes argument: [UInt8], multibyte: Bool? = nil) -> [UInt8] {
         var output: [UInt8] = [UInt8(ascii: "'")]
