@@ -239,9 +239,15 @@ enum DifferentialTable {
         make("init.no-arguments", basic, ["init"]),
         make("init.path-without-id", basic, ["init", "-p", "email"]),
         make("init.invalid-option", basic, ["init", "-x", "$K1"]),
-        make("init.remove-gpg-id", basic, ["init", ""]),
+        make(
+            "init.remove-gpg-id", basic, ["init", ""],
+            deliberate: "init \"\" that would leave entries without recipients changes nothing and says why; "
+                + "pass removes the .gpg-id (and commits it) before failing"),
         make("init.remove-gpg-id-path", multi, ["init", "-p", "team", ""]),
-        make("init.remove-gpg-id-git", basicGit, ["init", ""]),
+        make(
+            "init.remove-gpg-id-git", basicGit, ["init", ""],
+            deliberate: "init \"\" that would leave entries without recipients changes nothing and says why; "
+                + "pass removes the .gpg-id (and commits it) before failing"),
         make("init.remove-missing", basic, ["init", "-p", "email", ""]),
         make("init.sneaky-path", basic, ["init", "-p", "../escape", "$K1"]),
         make("init.path-is-file", plainFile, ["init", "-p", "plainfile", "$K1"]),
@@ -250,8 +256,8 @@ enum DifferentialTable {
         make("init.unknown-key-empty-store", "", ["init", "nobody@nowhere.test"]),
         make(
             "init.unknown-key-with-entries", basic, ["init", "nobody@nowhere.test"], unordered: true,
-            deliberate: "coffer stops at the first entry it cannot encrypt, with one clear line and exit 1; "
-                + "pass prints gpg's errors for every entry and exits 0 (the files end up the same)"),
+            deliberate: "coffer changes nothing when an entry cannot be encrypted for the new recipients, says why "
+                + "in one line and exits 1; pass writes the .gpg-id, prints gpg's errors for every entry and exits 0"),
         make(
             "init.signing-key", basicGit, ["init", "$K1"], environment: ["PASSWORD_STORE_SIGNING_KEY": "$K1"]),
         make("init.comments-in-sub-gpg-id", comments, ["init", "$K1"]),
@@ -616,7 +622,11 @@ enum DifferentialTable {
         make("rm.symlinked-entry", symlinks, ["rm", "link"]),
         make("rm.unicode", basic, ["rm", "web/ünïcødé"], locales: both),
         make("rm.leading-dash", tricky, ["rm", "--", "-dash"]),
-        make("rm.whole-store", basic, ["rm", "-r", ""], unordered: true),
+        make(
+            "rm.whole-store", basic, ["rm", "-r", ""], unordered: true,
+            deliberate:
+                "rm of the store itself (\"\" or \".\") is refused as rm refuses \".\"; pass deletes the "
+                + "whole store, .git included"),
         make(
             "rm.terminal-yes", basic, ["rm", "bank"],
             input: .terminal([.wait("delete bank? [y/N] "), .type("y\r")])),

@@ -54,6 +54,20 @@ enum OpenPGPPackets {
         return ids
     }
 
+    /// Whether the bytes are an OpenPGP key or signature rather than a message: their first packet is a
+    /// signature (2), a secret or public key (5, 6), or they are an armored key or signature block.
+    static func isKeyOrSignature(_ bytes: [UInt8]) -> Bool {
+        for armor in [
+            "-----BEGIN PGP PUBLIC KEY BLOCK-----", "-----BEGIN PGP PRIVATE KEY BLOCK-----",
+            "-----BEGIN PGP SIGNATURE-----",
+        ] where bytes.starts(with: Array(armor.utf8)) {
+            return true
+        }
+        guard let header = bytes.first, header & 0x80 != 0 else { return false }
+        let tag = header & 0x40 != 0 ? Int(header & 0x3f) : Int((header >> 2) & 0x0f)
+        return [2, 5, 6].contains(tag)
+    }
+
     /// The binary packets of an ASCII-armored message (headers and checksum skipped), or `nil`.
     static func dearmored(_ text: [UInt8]) -> [UInt8]? {
         let lines = text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { line in

@@ -123,7 +123,7 @@ public struct GitRepository: Sendable {
     ///
     /// Signs the commit when `pass.signcommits` is true, as pass does.
     package func commit(paths: [String], message: String, output: Output = .quiet) throws {
-        removeStaleIndexLock()
+        removeStaleLocks()
         let specs = paths.map(pathspec)
         let added = try runUnchecked(["add", "--"] + specs)
         if added.status != 0 {
@@ -181,7 +181,7 @@ public struct GitRepository: Sendable {
 
     /// Removes `paths` from the index and the work tree (`git rm -qr`), ignoring paths git does not track.
     public func remove(paths: [String]) throws {
-        removeStaleIndexLock()
+        removeStaleLocks()
         // Callers have removed the files already: only the index is left to change.
         try run(["rm", "-qr", "--cached", "--ignore-unmatch", "--"] + paths.map(pathspec))
     }
@@ -227,20 +227,54 @@ public struct GitRepository: Sendable {
                 + "'git \(operation) --continue' or undo it with 'git \(operation) --abort', then try again")
     }
 
-    /// Removes `.git/index.lock` when no process has it open: a git killed in the middle of a commit (a
-    /// coffer process killed with SIGKILL, a power loss) leaves it behind, and every later git command
-    /// would fail on it. Store writers hold the store lock, so only such a leftover or a person's own
-    /// running git can be there, and a running git keeps the file open.
-    func removeStaleIndexLock() {
-        if let lock = staleIndexLock { unlink(lock) }
+    /// Removes the lock files a git killed half-way left behind (`index.lock`, `HEAD.lock`,
+    /// `config.lock`, a branch's `.lock`, ...), on which every later git command would fail.
+    ///
+    /// A lock counts as left behind only when no process has it open and no git process works in this
+    /// repository: store writers hold the store lock, so only such a leftover or a person's own git can
+    /// be there, and a person's `git commit` waiting for its editor keeps running (it closed the file).
+    func removeStaleLocks() {
+        for lock in staleLocks { unlink(lock) }
     }
 
-    /// The path of `index.lock` when it is there and no process has it open, else `nil`.
-    var staleIndexLock: String? {
-        guard let gitDirectory = gitDirectory() else { return nil }
-        let lock = gitDirectory + "/index.lock"
-        guard FileSystem.kind(lock) == .file, !Self.isOpenByAnyProcess(lock) else { return nil }
-        return lock
+    /// The lock files of the git folder that no process holds and no running git works on.
+    var staleLocks: [String] {
+        guard let gitDirectory = gitDirectory() else { return [] }
+        var locks: [String] = []
+        func collect(_ folder: String, depth: Int) {
+            guard let names = try? FileSystem.contents(of: folder, sorted: true) else { return }
+            for name in names {
+                let path = folder + "/" + name
+                switch FileSystem.kind(path) {
+                case .file where name.hasSuffix(".lock"): locks.append(path)
+                case .directory where depth > 0 && (folder != gitDirectory || name == "refs"):
+                    collect(path, depth: depth - 1)
+                default: break
+                }
+            }
+        }
+        collect(gitDirectory, depth: 8)
+        guard !locks.isEmpty, !isGitRunning(gitDirectory: gitDirectory) else { return [] }
+        return locks.filter { !Self.isOpenByAnyProcess($0) }
+    }
+
+    /// Whether a git process works in this repository: one whose working folder is in the work tree or
+    /// the git folder (Linux: a scan of `/proc`; elsewhere assume one does).
+    private func isGitRunning(gitDirectory: String) -> Bool {
+        #if os(Linux)
+            guard let processes = try? FileSystem.contents(of: "/proc", sorted: false) else { return true }
+            let places = [FileSystem.realPath(directory), FileSystem.realPath(gitDirectory)].compactMap { $0 }
+            for pid in processes where pid.utf8.allSatisfy({ (48...57).contains($0) }) {
+                guard let name = try? FileSystem.readFile("/proc/\(pid)/comm"),
+                    String(decoding: name, as: UTF8.self).hasPrefix("git"),
+                    let folder = FileSystem.linkTarget("/proc/\(pid)/cwd")
+                else { continue }
+                if places.contains(where: { folder == $0 || folder.hasPrefix($0 + "/") }) { return true }
+            }
+            return false
+        #else
+            return true
+        #endif
     }
 
     /// Whether some process has `path` open (Linux: a scan of `/proc/*/fd`; elsewhere assume it is).

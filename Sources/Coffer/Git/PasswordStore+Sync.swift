@@ -16,6 +16,8 @@ public struct SyncReport: Sendable, Equatable {
     public var reencrypted: [String] = []
     /// Whether an earlier sync had been interrupted and was undone first.
     public var recovered = false
+    /// Where commits found on the interrupted sync's detached HEAD were kept (`refs/coffer/...`), if any.
+    public var keptInterruptedWork: String?
     /// Whether the store has no remote (nothing else was done).
     public var noRemote = false
     /// Whether local commits were pushed.
@@ -46,9 +48,12 @@ extension PasswordStore {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             let repository = try rootRepository()
             var report = SyncReport()
-            report.recovered = try undoInterruptedSync(repository)
+            if let undone = try undoInterruptedSync(repository) {
+                report.recovered = true
+                report.keptInterruptedWork = undone.kept
+            }
             try repository.ensureNoUnfinishedOperation()
-            repository.removeStaleIndexLock()
+            repository.removeStaleLocks()
             guard let branch = repository.currentBranch() else {
                 throw CofferError(
                     .git,
@@ -225,13 +230,16 @@ extension PasswordStore {
         return try engine.keys(matching: ids, secretOnly: true).isEmpty ? ids : []
     }
 
-    /// Undoes a sync that was killed while it merged (its record in the git folder says where the branch
-    /// was): the branch goes back to its commits, the work tree to them, and git's leftovers go. Returns
-    /// whether there was one.
-    @discardableResult
-    func undoInterruptedSync(_ repository: GitRepository) throws -> Bool {
-        guard let record = SyncIntegration.Record.read(repository) else { return false }
-        try SyncIntegration.undo(record, in: repository)
-        return true
+    /// What undoing an interrupted sync did.
+    struct UndoneSync {
+        /// Where commits of its detached HEAD were kept, if it had any.
+        var kept: String?
+    }
+
+    /// Undoes a sync that was killed while it merged (see ``SyncIntegration/undo(_:in:)``); `nil` when
+    /// there was none.
+    func undoInterruptedSync(_ repository: GitRepository) throws -> UndoneSync? {
+        guard let record = SyncIntegration.Record.read(repository) else { return nil }
+        return UndoneSync(kept: try SyncIntegration.undo(record, in: repository))
     }
 }

@@ -11,12 +11,17 @@
 /// While it runs, a record in the git folder says where the branch was, so a sync that is killed is
 /// undone by the next one (or by `fsck --fix`); a sync that fails undoes itself the same way.
 struct SyncIntegration {
-    /// Where the branch was before the integration, kept in `<git folder>/coffer-sync`.
+    /// What the integration started from, kept in `<git folder>/coffer-sync` while it runs: the branch,
+    /// the commit it pointed to, the remote's commit being brought in, and the files git did not track.
     struct Record: Equatable {
         /// The commit the branch pointed to.
         var original: String
         /// The branch.
         var branch: String
+        /// The remote's commit being integrated.
+        var upstream: String
+        /// The untracked files of the work tree (relative to its top) before the integration began.
+        var untracked: [String] = []
 
         static func path(_ repository: GitRepository) -> String? {
             repository.gitDirectory().map { $0 + "/coffer-sync" }
@@ -25,16 +30,26 @@ struct SyncIntegration {
         /// The record of an integration in progress (or killed), if there is one.
         static func read(_ repository: GitRepository) -> Record? {
             guard let path = path(repository), let bytes = try? FileSystem.readFile(path) else { return nil }
-            let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
-            guard lines.count == 2 else { return nil }
-            return Record(original: lines[0], branch: lines[1])
+            // Three lines, then the untracked names, each ended by a NUL (a name may hold any byte).
+            let head = bytes.split(separator: 10, maxSplits: 3, omittingEmptySubsequences: false)
+            guard head.count >= 3 else { return nil }
+            let untracked =
+                head.count == 4 ? head[3].split(separator: 0).map { String(decoding: $0, as: UTF8.self) } : []
+            return Record(
+                original: String(decoding: head[0], as: UTF8.self),
+                branch: String(decoding: head[1], as: UTF8.self),
+                upstream: String(decoding: head[2], as: UTF8.self),
+                untracked: untracked)
         }
 
         func write(_ repository: GitRepository) throws {
             guard let path = Self.path(repository) else {
                 throw CofferError(.git, "cannot find the store's git folder")
             }
-            try FileSystem.atomicWrite(path, bytes: Array("\(original)\n\(branch)\n".utf8), mode: 0o600)
+            let bytes =
+                Array("\(original)\n\(branch)\n\(upstream)\n".utf8)
+                + untracked.flatMap { Array($0.utf8) + [0] }
+            try FileSystem.atomicWrite(path, bytes: bytes, mode: 0o600)
         }
 
         static func remove(_ repository: GitRepository) {
@@ -56,7 +71,11 @@ struct SyncIntegration {
     var report = SyncReport()
 
     /// git with the entry merge driver switched off: coffer settles what git cannot merge itself.
-    private static let withoutDriver = ["-c", "merge.coffer.driver=false", "-c", "rerere.enabled=false"]
+    /// Directory renames are off: moving a folder's entries must never carry another folder's `.gpg-id`
+    /// (its recipients) along with them.
+    private static let withoutDriver = [
+        "-c", "merge.coffer.driver=false", "-c", "rerere.enabled=false", "-c", "merge.directoryRenames=false",
+    ]
 
     /// Brings the remote's commits in; on failure the clone is as it was, and the error says why.
     mutating func run() throws {
@@ -70,7 +89,9 @@ struct SyncIntegration {
         }
         let base = found.outputText
         if base == upstreamCommit { return }
-        let record = Record(original: original, branch: branch)
+        let record = Record(
+            original: original, branch: branch, upstream: upstreamCommit,
+            untracked: try Self.untrackedFiles(repository))
         try record.write(repository)
         do {
             if base == original {
@@ -87,16 +108,54 @@ struct SyncIntegration {
         Record.remove(repository)
     }
 
-    /// Puts the branch back where the record says it was, with the work tree and index to match, and
-    /// removes what git leaves behind when it is killed (the index lock, the merge driver's files).
-    static func undo(_ record: Record, in repository: GitRepository) throws {
-        repository.removeStaleIndexLock()
+    /// Undoes an integration that failed or was killed: HEAD goes back to the branch, the index and the
+    /// work tree to the branch's commit, and what git and coffer left behind goes (stale locks, the
+    /// merge driver's copies, temporary files, files the integration wrote that nothing tracks).
+    ///
+    /// The branch itself is never moved: it points to where it was, or to the finished integration when
+    /// the kill came after that, or to commits someone made since. Commits on a detached HEAD that the
+    /// branch does not hold are kept under `refs/coffer/interrupted-sync/` before HEAD leaves them;
+    /// their name is returned.
+    @discardableResult
+    static func undo(_ record: Record, in repository: GitRepository) throws -> String? {
+        repository.removeStaleLocks()
         removeMergeLeftovers(in: repository)
-        // A cherry-pick or merge stopped half-way: its state goes with the reset below.
+        // A cherry-pick stopped half-way: its state goes with the reset below.
         _ = try repository.runUnchecked(["cherry-pick", "--quit"])
-        try repository.run(["checkout", "--quiet", "--force", record.branch])
-        try repository.run(["reset", "--quiet", "--hard", record.original])
+        var kept: String?
+        if repository.currentBranch() != record.branch {
+            let head = try repository.run(["rev-parse", "HEAD"]).outputText
+            let tip = try repository.run(["rev-parse", "refs/heads/\(record.branch)"]).outputText
+            if head != tip && !repository.isAncestor(head, of: tip) {
+                let name = "refs/coffer/interrupted-sync/\(time(nil))"
+                try repository.run(["update-ref", name, head])
+                kept = name
+            }
+            try repository.run(["checkout", "--quiet", "--force", record.branch])
+        }
+        try repository.run(["reset", "--quiet", "--hard", "HEAD"])
+        // Files the integration began to write and nothing tracks now: coffer's temporary files, and
+        // files of the remote's commit (git stopped after creating them). Anything else is someone's.
+        let before = Set(record.untracked)
+        let appeared = try untrackedFiles(repository).filter { !before.contains($0) }
+        if !appeared.isEmpty {
+            let remote = try repository.run(
+                ["ls-tree", "-r", "-z", "--name-only", record.upstream, "--"] + appeared)
+            let fromRemote = Set(
+                remote.standardOutput.split(separator: 0).map { String(decoding: $0, as: UTF8.self) })
+            for path in appeared where fromRemote.contains(path) || path.contains(FileSystem.temporaryMarker)
+            {
+                unlink(repository.directory + "/" + path)
+            }
+        }
         Record.remove(repository)
+        return kept
+    }
+
+    /// The files of the work tree git does not track (ignored ones included), relative to its top.
+    private static func untrackedFiles(_ repository: GitRepository) throws -> [String] {
+        let output = try repository.run(["ls-files", "-z", "--others"]).standardOutput
+        return output.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The copies of the three versions git writes for a merge driver (`.merge_file_XXXXXX` at the top of
@@ -126,8 +185,10 @@ struct SyncIntegration {
         for commit in commits {
             let picked = try repository.runUnchecked(
                 Self.withoutDriver + ["cherry-pick", "--no-commit", commit])
-            try settleUnmerged(after: picked, localStage: 3)
-            try reencryptEntries(changedIn: repository.changes(from: commit + "^", to: commit).map(\.path))
+            try settleUnmerged(after: picked, localStage: 3, local: commit, remote: "HEAD")
+            // What this step writes: the commit's changes, wherever git put them (a rename on the other
+            // side moves them), and the resolutions.
+            try reencryptEntries(changedIn: stagedPaths(comparedWith: "HEAD"))
             if try repository.hasStagedChanges() {
                 try repository.run(["commit", "--quiet", "--no-verify", "-C", commit] + (sign ? ["-S"] : []))
             }
@@ -138,11 +199,26 @@ struct SyncIntegration {
     }
 
     /// Merges the remote's commit into the branch with a merge commit.
+    ///
+    /// When this clone's own commits hold entries that must be encrypted for other recipients now (the
+    /// remote removed one), merging would push them as they are in those commits: they are replayed
+    /// instead, re-encrypted, so that no pushed commit keeps the old encryption.
     private mutating func merge(base: String, original: String) throws {
-        let merged = try repository.runUnchecked(
+        let output = try repository.runUnchecked(
             Self.withoutDriver + ["merge", "--no-commit", "--no-ff", "--quiet", upstreamCommit])
-        try settleUnmerged(after: merged, localStage: 2)
-        try reencryptEntries(changedIn: repository.changes(from: base, to: original).map(\.path))
+        try settleUnmerged(after: output, localStage: 2, local: "HEAD", remote: upstreamCommit)
+        // This clone's changes, and whatever the merge wrote that neither side had (a rename on one side
+        // with a change on the other, a resolution); what the remote wrote as it is stays as it is.
+        let local = try repository.changes(from: base, to: original).map(\.path)
+        let merged = Set(try stagedPaths(comparedWith: "HEAD")).intersection(
+            try stagedPaths(comparedWith: upstreamCommit))
+        let rewritten = try reencryptEntries(changedIn: Array(merged) + local)
+        if !Set(rewritten).isDisjoint(with: local) {
+            try repository.run(["reset", "--quiet", "--hard", "HEAD"])
+            report = SyncReport()
+            try replay(from: original)
+            return
+        }
         let sign = repository.signsCommits
         try repository.run(
             ["commit", "--quiet", "--no-verify", "-m", "Merge remote-tracking branch '\(upstream)'"]
@@ -151,7 +227,9 @@ struct SyncIntegration {
 
     /// After git applied a commit (or a merge): settles what it left unmerged, or fails with git's words
     /// when it stopped for another reason (an untracked file in the way, say).
-    private mutating func settleUnmerged(after output: ChildProcess.Output, localStage: Int) throws {
+    private mutating func settleUnmerged(
+        after output: ChildProcess.Output, localStage: Int, local: String, remote: String
+    ) throws {
         let unmerged = try repository.unmergedPaths()
         if output.status != 0 && unmerged.isEmpty {
             let reason = output.errorText.split(separator: "\n").first.map(String.init) ?? "git failed"
@@ -160,7 +238,9 @@ struct SyncIntegration {
                 "cannot merge the remote's changes: \(reason). Nothing was changed: your commits are on "
                     + "\(branch), the remote's on \(upstream).")
         }
-        if !unmerged.isEmpty { try settle(unmerged, localStage: localStage) }
+        if !unmerged.isEmpty {
+            try settle(unmerged, localStage: localStage, commits: (local: local, remote: remote))
+        }
     }
 
     // MARK: - Settling unmerged paths
@@ -174,7 +254,9 @@ struct SyncIntegration {
         return path.hasSuffix(".gpg") ? 2 : 3
     }
 
-    private mutating func settle(_ paths: [GitRepository.UnmergedPath], localStage: Int) throws {
+    private mutating func settle(
+        _ paths: [GitRepository.UnmergedPath], localStage: Int, commits: (local: String, remote: String)
+    ) throws {
         let remoteStage = localStage == 2 ? 3 : 2
         var added: [String] = []
         var removed: [String] = []
@@ -204,9 +286,14 @@ struct SyncIntegration {
                 let bytes: [UInt8]
                 switch Self.rank(path) {
                 case 0:
+                    let (ours, theirs) = (
+                        try repository.blob(local.object), try repository.blob(remote.object)
+                    )
+                    try verifySignatures(path, local: (ours, commits.local), remote: (theirs, commits.remote))
                     bytes = GPGIDFile.merge(
-                        base: try base.map { try repository.blob($0.object) } ?? [],
-                        ours: try repository.blob(local.object), theirs: try repository.blob(remote.object))
+                        base: try base.map { try repository.blob($0.object) } ?? [], ours: ours,
+                        theirs: theirs,
+                        keys: recipientKeys, name: primaryFingerprint)
                     mergedRecipients.insert(path)
                 case 1:
                     throw cannotMerge(path, "both sides signed their own .gpg-id", advice: .byHand)
@@ -234,6 +321,44 @@ struct SyncIntegration {
     }
 
     private static func isRegularFile(_ mode: String) -> Bool { mode == "100644" || mode == "100755" }
+
+    /// The encryption subkeys a `.gpg-id` line stands for, or `nil` when the keyring cannot tell.
+    private func recipientKeys(_ line: String) -> [String]? {
+        do {
+            return try store.engine.encryptionKeyIDs(for: [line]).sorted()
+        } catch {
+            return nil
+        }
+    }
+
+    /// The fingerprint of the key a subkey id belongs to, for writing a recipient on a line of its own.
+    private func primaryFingerprint(_ keyID: String) -> String {
+        do {
+            return try store.engine.keys(matching: [keyID], secretOnly: false).first?.subkeys.first?
+                .fingerprint
+                ?? keyID
+        } catch {
+            return keyID
+        }
+    }
+
+    /// With `PASSWORD_STORE_SIGNING_KEY` set, both sides' `.gpg-id` must carry a good signature by a
+    /// signing key in their own commit, or a recipient nobody signed could be merged in and signed here.
+    private func verifySignatures(
+        _ path: String, local: (bytes: [UInt8], commit: String), remote: (bytes: [UInt8], commit: String)
+    ) throws {
+        guard !store.configuration.signingKeys.isEmpty else { return }
+        for (side, version) in [("this clone's", local), ("the remote's", remote)] {
+            let signature = try repository.contents(of: path + ".sig", at: version.commit)
+            let good =
+                try signature.map { try store.isSignedBySigningKey(version.bytes, signature: $0) } ?? false
+            if !good {
+                throw cannotMerge(
+                    path, "\(side) version has no good signature by PASSWORD_STORE_SIGNING_KEY",
+                    advice: .byHand)
+            }
+        }
+    }
 
     /// Writes a settled file into the work tree.
     private func write(_ bytes: [UInt8], to file: String, mode: String) throws {
@@ -332,7 +457,17 @@ struct SyncIntegration {
     /// Re-encrypts, for the recipients they have now, the entries this clone changed and every entry under a
     /// folder whose `.gpg-id` this clone changed: what this clone wrote lands where the other side may have
     /// changed the recipients, and what the other side wrote may land under recipients this clone changed.
-    private mutating func reencryptEntries(changedIn paths: [String]) throws {
+    /// The paths whose staged version differs from `revision`'s.
+    private func stagedPaths(comparedWith revision: String) throws -> [String] {
+        let output = try repository.run([
+            "diff", "--cached", "--name-only", "-z", "--no-renames", revision, "--",
+        ])
+        return output.standardOutput.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Returns the paths it re-encrypted.
+    @discardableResult
+    private mutating func reencryptEntries(changedIn paths: [String]) throws -> [String] {
         var candidates = Set(paths.filter { $0.hasSuffix(".gpg") })
         for path in paths where path == ".gpg-id" || path.hasSuffix("/.gpg-id") {
             let folder = FileSystem.parent(of: repository.directory + "/" + path)
@@ -354,7 +489,12 @@ struct SyncIntegration {
                     try wantedByRecipients[recipients.ids]
                     ?? store.engine.encryptionKeyIDs(for: recipients.ids)
                 wantedByRecipients[recipients.ids] = wanted
-                if OpenPGPPackets.recipientKeyIDs(try FileSystem.readFile(file)) == wanted { continue }
+                let ciphertext = try FileSystem.readFile(file)
+                if OpenPGPPackets.isKeyOrSignature(ciphertext)
+                    || OpenPGPPackets.recipientKeyIDs(ciphertext) == wanted
+                {
+                    continue
+                }
                 jobs.append(
                     PasswordStore.Reencryption(
                         file: file, destination: file, recipients: recipients.ids, keyIDs: wanted.sorted()))
@@ -375,6 +515,7 @@ struct SyncIntegration {
         let rewritten = jobs.map { String($0.file.dropFirst(repository.directory.count + 1)) }
         if !rewritten.isEmpty { try repository.run(["add", "--"] + rewritten) }
         report.reencrypted += rewritten.map { String($0.dropLast(4)) }
+        return rewritten
     }
 
     // MARK: - Errors

@@ -34,6 +34,17 @@ public enum EntryName {
         }
     }
 
+    /// Whether `name` means the store's root folder itself (`""`, `.`, `./`, `/`), which nothing may
+    /// remove, move or copy.
+    public static func isStoreRoot(_ name: String) -> Bool {
+        name.split(separator: "/").allSatisfy { $0 == "." }
+    }
+
+    /// Whether the last part of `name` is `.` (`web/.`, `./`), a folder `rm` and `mv` refuse to touch.
+    public static func endsInDot(_ name: String) -> Bool {
+        name.split(separator: "/").last == "."
+    }
+
     /// A name with any trailing slashes removed (`web/` is the folder `web`).
     static func trimmed(_ name: String) -> String {
         var name = name

@@ -16,27 +16,40 @@ public enum GPGIDFile {
 }
 
 extension GPGIDFile {
-    /// Merges two versions of a `.gpg-id` that descend from `base` (empty when there is none), as sets
-    /// of lines: a line one side added is in, a line one side removed is out, whatever the other side did
-    /// elsewhere, so the merge never conflicts. The result keeps `ours`' order, then `theirs`' additions.
+    /// Merges two versions of a `.gpg-id` that descend from `base` (empty when there is none) by who can
+    /// read: every line stands for the keys `keys` gives for it (`nil` when it names no key this keyring
+    /// knows: the line then stands for itself), and a key one side added is in, a key one side removed is
+    /// out, whatever the other side did elsewhere, so the merge never conflicts and a recipient removed
+    /// on one side stays removed even when the other side names it differently.
     ///
-    /// Lines compare without their surrounding blanks; blank lines go.
-    public static func merge(base: [UInt8], ours: [UInt8], theirs: [UInt8]) -> [UInt8] {
-        func lines(_ bytes: [UInt8]) -> [String] {
-            bytes.split(separator: UInt8(ascii: "\n")).map { line in
-                String(
-                    decoding: line.drop(while: isBlank).reversed().drop(while: isBlank).reversed(),
-                    as: UTF8.self)
-            }.filter { !$0.isEmpty }
+    /// The result keeps `ours`' lines, then `theirs`' additions; a line that stands for some kept and
+    /// some removed keys is replaced by `name` of each kept key. Blank lines and comments go.
+    public static func merge(
+        base: [UInt8], ours: [UInt8], theirs: [UInt8], keys: (String) -> [String]?, name: (String) -> String
+    ) -> [UInt8] {
+        func members(_ bytes: [UInt8]) -> [(line: String, keys: [String])] {
+            parse(bytes).map { line in (line, keys(line) ?? ["line:" + line]) }
         }
-        let (baseLines, ourLines, theirLines) = (Set(lines(base)), lines(ours), lines(theirs))
-        let (ourSet, theirSet) = (Set(ourLines), Set(theirLines))
-        func kept(_ line: String) -> Bool {
-            ourSet.contains(line) == baseLines.contains(line)
-                ? theirSet.contains(line) : ourSet.contains(line)
+        let (baseMembers, ourMembers, theirMembers) = (members(base), members(ours), members(theirs))
+        let (inBase, inOurs, inTheirs) = (
+            Set(baseMembers.flatMap(\.keys)), Set(ourMembers.flatMap(\.keys)),
+            Set(theirMembers.flatMap(\.keys))
+        )
+        func kept(_ key: String) -> Bool {
+            inOurs.contains(key) == inBase.contains(key) ? inTheirs.contains(key) : inOurs.contains(key)
         }
-        var result: [String] = []
-        for line in ourLines + theirLines where kept(line) && !result.contains(line) { result.append(line) }
-        return Array(result.map { $0 + "\n" }.joined().utf8)
+        var lines: [String] = []
+        var covered = Set<String>()
+        for member in ourMembers + theirMembers {
+            let wanted = member.keys.filter { kept($0) && !covered.contains($0) }
+            guard !wanted.isEmpty else { continue }
+            if wanted.count == member.keys.count {
+                if !lines.contains(member.line) { lines.append(member.line) }
+            } else {
+                for key in wanted where !key.hasPrefix("line:") { lines.append(name(key)) }
+            }
+            covered.formUnion(member.keys.filter(kept))
+        }
+        return Array(lines.map { $0 + "\n" }.joined().utf8)
     }
 }

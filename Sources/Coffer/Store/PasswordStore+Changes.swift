@@ -13,6 +13,13 @@ extension PasswordStore {
     public func remove(_ name: String, recursive: Bool, onEvent: (StoreEvent) -> Void = { _ in }) throws {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             try EntryName.validate(name)
+            // rm refuses `.`; pass would run `rm -rf "$PREFIX/"` for an empty name and lose the store.
+            if EntryName.isStoreRoot(name) || EntryName.endsInDot(name) {
+                let spelled = root + "/" + (name.isEmpty || name.hasSuffix("/") ? name : name + "/")
+                throw CofferError(
+                    .invalidArgument, "refusing to remove '.' or '..' directory: skipping '\(spelled)'",
+                    paths: [spelled])
+            }
             let folder = root + "/" + EntryName.trimmed(name)
             var target = entryPath(name)
             let isFolderTarget =

@@ -50,10 +50,12 @@ extension PasswordStore {
         guard fix else { return try examineStore(fix: false) }
         return try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             var undone: [StoreFinding] = []
-            if let repository = storeRepository, try undoInterruptedSync(repository) {
+            if let repository = storeRepository, let undo = try undoInterruptedSync(repository) {
+                let kept = undo.kept.map { "; the commits it had started are kept at \($0)" } ?? ""
                 undone.append(
                     StoreFinding(
-                        kind: .git, path: "git", message: "an interrupted sync was undone", fixed: true))
+                        kind: .git, path: "git", message: "an interrupted sync was undone\(kept)", fixed: true
+                    ))
             }
             try storeRepository?.ensureNoUnfinishedOperation()
             return try undone + examineStore(fix: true)
@@ -234,6 +236,8 @@ extension PasswordStore {
                 StoreFinding(kind: kind, path: entry.relative, message: message, fixed: false))
         }
         let ciphertext = try FileSystem.readFile(entry.path)
+        // A public key or a signature kept in the store (`.public-keys/KEY.gpg`) is no entry.
+        if OpenPGPPackets.isKeyOrSignature(ciphertext) { return examined }
         let plaintext: SecureBytes
         do {
             guard !ciphertext.isEmpty else { throw CofferError(.format, "the file is empty") }
@@ -284,7 +288,7 @@ extension PasswordStore {
         }
         // What a git killed half-way leaves: its index lock (when no git holds it) and the copies it makes
         // for a merge driver.
-        if let lock = repository.staleIndexLock {
+        for lock in repository.staleLocks {
             if fix { unlink(lock) }
             findings.append(
                 StoreFinding(

@@ -1,9 +1,19 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 extension PasswordStore {
     /// Sets the recipients of the store (or of `subfolder`) and re-encrypts what needs it, as `pass init`.
     ///
     /// Writes `.gpg-id` (one id a line), signs it when `PASSWORD_STORE_SIGNING_KEY` is set, then
     /// re-encrypts every entry below whose encryption subkeys differ from the new ones; entries that
     /// already match stay byte-identical. `[""]` removes the folder's `.gpg-id` instead.
+    ///
+    /// Nothing is committed unless the whole change can be made: every entry is encrypted for the new
+    /// recipients in memory first, and when one cannot be (a key that cannot encrypt, an entry this
+    /// keyring cannot decrypt), the `.gpg-id` is put back and the error says why.
     public func initialize(
         recipients: [String], subfolder: String = "", onEvent: (StoreEvent) -> Void = { _ in }
     ) throws {
@@ -17,93 +27,140 @@ extension PasswordStore {
             let gpgID = folder + "/.gpg-id"
             try git(for: gpgID)?.ensureNoUnfinishedOperation()
             let listed = recipients.joined(separator: ", ")
-            if recipients == [""] {
+            let removing = recipients == [""]
+            if removing {
                 guard FileSystem.isFile(gpgID) else {
                     throw CofferError(.notFound, "\(gpgID) does not exist and so cannot be removed.")
-                }
-                try FileSystem.remove(gpgID)
-                onEvent(.removedFile(gpgID))
-                defer { removeEmptyFolders(from: FileSystem.parent(of: gpgID)) }
-                if let repository = git(for: gpgID) {
-                    try repository.remove(paths: [gpgID])
-                    try repository.commit(message: "Deinitialize \(gpgID)\(suffix).", output: gitOutput)
                 }
             } else {
                 try checkInsideStore(gpgID)
                 try makeFolders(folder, onEvent: onEvent)
                 // An init killed while writing `.gpg-id` (or its signature) left a temporary file here.
                 removeStrayTemporaryFiles(in: folder)
-                let text = recipients.map { $0 + "\n" }.joined()
-                try FileSystem.atomicWrite(gpgID, bytes: Array(text.utf8), mode: configuration.fileMode)
+            }
+            // The new `.gpg-id` goes in place (the store lock keeps other writers out), the entries are
+            // encrypted for it in memory, and only then is anything committed.
+            let previous = FileSystem.isFile(gpgID) ? try FileSystem.readFile(gpgID) : nil
+            let previousSignature =
+                FileSystem.isFile(gpgID + ".sig") ? try FileSystem.readFile(gpgID + ".sig") : nil
+            let plan: ReencryptionPlan
+            var signers: [String] = []
+            do {
+                if removing {
+                    try FileSystem.remove(gpgID)
+                } else {
+                    let text = recipients.map { $0 + "\n" }.joined()
+                    try FileSystem.atomicWrite(gpgID, bytes: Array(text.utf8), mode: configuration.fileMode)
+                    if !configuration.signingKeys.isEmpty { signers = try signRecipientsFile(gpgID) }
+                }
+                plan = try planReencryption(at: FileSystem.isDirectory(folder) ? folder : nil)
+            } catch {
+                for (file, bytes) in [(gpgID, previous), (gpgID + ".sig", previousSignature)] {
+                    if let bytes {
+                        try FileSystem.atomicWrite(file, bytes: bytes, mode: configuration.fileMode)
+                    } else {
+                        unlink(file)
+                    }
+                }
+                throw error
+            }
+            if removing {
+                onEvent(.removedFile(gpgID))
+                if let repository = git(for: gpgID) {
+                    try repository.remove(paths: [gpgID])
+                    try repository.commit(message: "Deinitialize \(gpgID)\(suffix).", output: gitOutput)
+                }
+            } else {
                 onEvent(.initialized(recipients: recipients, subfolder: subfolder))
                 try commit([gpgID], "Set GPG id to \(listed)\(suffix).")
-                if !configuration.signingKeys.isEmpty {
-                    try signRecipientsFile(gpgID)
+                if !signers.isEmpty {
+                    try commit([gpgID + ".sig"], "Signing new GPG id with \(signers.joined(separator: ",")).")
                 }
             }
-            guard FileSystem.isDirectory(folder) else { return }
-            try reencrypt(folder, onEvent: onEvent)
-            try commit(
-                [folder],
-                "Reencrypt password store using new GPG id \(recipients == [""] ? "" : listed)\(suffix).")
-
+            try write(plan, onEvent: onEvent)
+            if !plan.jobs.isEmpty {
+                try commit(
+                    plan.jobs.map(\.destination),
+                    "Reencrypt password store using new GPG id \(removing ? "" : listed)\(suffix).")
+            }
+            if removing { removeEmptyFolders(from: folder) }
         }
     }
 
-    /// Signs `.gpg-id` with the signing keys and commits the signature.
-    private func signRecipientsFile(_ gpgID: String) throws {
+    /// Signs `.gpg-id` with the signing keys (`.gpg-id.sig`) and returns who signed.
+    private func signRecipientsFile(_ gpgID: String) throws -> [String] {
         let contents = try FileSystem.readFile(gpgID)
         // pass hands every key to gpg as `--default-key`, and gpg signs with the last one only.
-        guard let signer = configuration.signingKeys.last else { return }
+        guard let signer = configuration.signingKeys.last else { return [] }
         let signature = try engine.signDetached(contents, signer: signer)
         try FileSystem.atomicWrite(gpgID + ".sig", bytes: signature, mode: configuration.fileMode)
         let signers = try engine.verifyDetached(signature: signature, of: contents)
             .filter(\.isValid).compactMap { $0.fingerprints.last }
         guard !signers.isEmpty else { throw CofferError(.badSignature, "Signing of .gpg_id unsuccessful.") }
-        try commit([gpgID + ".sig"], "Signing new GPG id with \(signers.joined(separator: ",")).")
+        return signers
     }
 
     /// Re-encrypts every entry at or below `path` (a file or a folder) whose encryption subkeys differ
-    /// from those of its recipients, as pass's `reencrypt_path`; `.git` and symlinks are skipped.
+    /// from those of its recipients, as pass's `reencrypt_path`; `.git`, symlinks and files that are
+    /// keys rather than messages are skipped.
     ///
-    /// Deciding what needs work reads only the key packets at the head of each file; the work itself
-    /// (decrypt, encrypt, atomic replace) runs on several threads, and events come in file order.
+    /// Deciding what needs work reads only the key packets at the head of each file; the entries are
+    /// decrypted on several threads and encrypted for their recipients in memory, then written (each
+    /// atomically), so a failure changes nothing.
     public func reencrypt(_ path: String, onEvent: (StoreEvent) -> Void = { _ in }) throws {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             try git(for: path)?.ensureNoUnfinishedOperation()
-            var wantedByRecipients: [[String]: Set<String>] = [:]
-            var jobs: [Reencryption] = []
-            let files = try Self.entryFiles(at: path)
-            // What an interrupted run left behind goes first (we hold the lock: no write is in flight).
-            var folders = Set(files.map(FileSystem.parent(of:)))
-            if FileSystem.isDirectory(path) { folders.insert(path) }
-            for folder in folders { removeStrayTemporaryFiles(in: folder) }
-            for file in files {
-                let relative = String(file.dropFirst(root.count + 1))
-                let recipients = try recipients(forFolder: Self.folder(of: relative))
-                try verifyRecipientsFile(recipients.file)
-                let wanted =
-                    try wantedByRecipients[recipients.ids] ?? engine.encryptionKeyIDs(for: recipients.ids)
-                wantedByRecipients[recipients.ids] = wanted
-                if let current = OpenPGPPackets.recipientKeyIDs(try FileSystem.readFile(file)),
-                    current == wanted
-                {
-                    continue
-                }
-                jobs.append(
-                    Reencryption(
-                        file: file, destination: file, recipients: recipients.ids, keyIDs: wanted.sorted()))
-            }
-            let mode = configuration.fileMode
-            try encryptAgain(jobs) { index in
-                let job = jobs[index]
-                onEvent(
-                    .reencrypted(
-                        name: String(job.file.dropFirst(root.count + 1).dropLast(4)), keyIDs: job.keyIDs))
-            } consume: { index, ciphertext in
-                try FileSystem.atomicWrite(jobs[index].file, bytes: ciphertext, mode: mode)
-                progress?(index + 1, jobs.count)
-            }
+            try write(try planReencryption(at: path), onEvent: onEvent)
+        }
+    }
+
+    /// The entries at or below a path that must be encrypted again, with their new ciphertexts.
+    struct ReencryptionPlan {
+        var jobs: [Reencryption] = []
+        var ciphertexts: [[UInt8]] = []
+    }
+
+    /// Works out which entries at or below `path` (`nil`: none) are encrypted to other subkeys than
+    /// their recipients stand for, and encrypts them again in memory.
+    func planReencryption(at path: String?) throws -> ReencryptionPlan {
+        guard let path else { return ReencryptionPlan() }
+        var wantedByRecipients: [[String]: Set<String>] = [:]
+        var plan = ReencryptionPlan()
+        let files = try Self.entryFiles(at: path)
+        // What an interrupted run left behind goes first (we hold the lock: no write is in flight).
+        var folders = Set(files.map(FileSystem.parent(of:)))
+        if FileSystem.isDirectory(path) { folders.insert(path) }
+        for folder in folders { removeStrayTemporaryFiles(in: folder) }
+        for file in files {
+            let ciphertext = try FileSystem.readFile(file)
+            // A public key or a signature kept in the store (`.public-keys/KEY.gpg`) is no entry.
+            if OpenPGPPackets.isKeyOrSignature(ciphertext) { continue }
+            let relative = String(file.dropFirst(root.count + 1))
+            let recipients = try recipients(forFolder: Self.folder(of: relative))
+            try verifyRecipientsFile(recipients.file)
+            let wanted =
+                try wantedByRecipients[recipients.ids] ?? engine.encryptionKeyIDs(for: recipients.ids)
+            wantedByRecipients[recipients.ids] = wanted
+            if let current = OpenPGPPackets.recipientKeyIDs(ciphertext), current == wanted { continue }
+            plan.jobs.append(
+                Reencryption(
+                    file: file, destination: file, recipients: recipients.ids, keyIDs: wanted.sorted()))
+        }
+        let total = plan.jobs.count
+        try encryptAgain(plan.jobs) { index, ciphertext in
+            plan.ciphertexts.append(ciphertext)
+            progress?(index + 1, total)
+        }
+        return plan
+    }
+
+    /// Writes a plan's ciphertexts, each atomically, reporting each entry.
+    func write(_ plan: ReencryptionPlan, onEvent: (StoreEvent) -> Void) throws {
+        for (job, ciphertext) in zip(plan.jobs, plan.ciphertexts) {
+            onEvent(
+                .reencrypted(
+                    name: String(job.destination.dropFirst(root.count + 1).dropLast(4)), keyIDs: job.keyIDs))
+            try FileSystem.atomicWrite(job.destination, bytes: ciphertext, mode: configuration.fileMode)
         }
     }
 

@@ -52,6 +52,10 @@ extension PasswordStore {
     ) throws {
         try EntryName.validate(source)
         try validateNewName(destination)
+        if EntryName.isStoreRoot(source) || EntryName.endsInDot(source) {
+            throw CofferError(
+                .intoItself, "cannot move or copy the folder \(source) itself", paths: [root + "/" + source])
+        }
         var oldPath = root + "/" + EntryName.trimmed(source)
         var oldFolder = oldPath
         let oldIsFolder =
@@ -146,12 +150,15 @@ extension PasswordStore {
         var jobs: [Reencryption] = []
         var wantedByRecipients: [[String]: Set<String>] = [:]
         func consider(_ file: String, landingAt place: String) throws {
+            let ciphertext = try FileSystem.readFile(file)
+            // A public key or a signature kept in the store moves as it is.
+            if OpenPGPPackets.isKeyOrSignature(ciphertext) { return }
             let recipients = try recipientsAfterTransfer(of: place, plan, copy: copy)
             try verifyRecipientsFile(recipients.file)
             let wanted =
                 try wantedByRecipients[recipients.ids] ?? engine.encryptionKeyIDs(for: recipients.ids)
             wantedByRecipients[recipients.ids] = wanted
-            if OpenPGPPackets.recipientKeyIDs(try FileSystem.readFile(file)) == wanted { return }
+            if OpenPGPPackets.recipientKeyIDs(ciphertext) == wanted { return }
             jobs.append(
                 Reencryption(
                     file: file, destination: place, recipients: recipients.ids, keyIDs: wanted.sorted()))

@@ -156,14 +156,18 @@ public struct PasswordStore: Sendable {
         guard FileSystem.isFile(signature) else {
             throw CofferError(.badSignature, "Signature for \(file) does not exist.")
         }
-        let checks = try engine.verifyDetached(
-            signature: FileSystem.readFile(signature), of: FileSystem.readFile(file))
-        // Like pass, only full upper-case fingerprints count as signing keys.
-        let wanted = Set(configuration.signingKeys.filter(Self.isFullFingerprint))
-        let trusted = checks.contains { check in
-            check.isValid && check.fingerprints.contains { wanted.contains($0) }
-        }
+        let trusted = try isSignedBySigningKey(
+            FileSystem.readFile(file), signature: FileSystem.readFile(signature))
         if !trusted { throw CofferError(.badSignature, "Signature for \(file) is invalid.") }
+    }
+
+    /// Whether `signature` is a good detached signature of `bytes` by one of the signing keys
+    /// (`PASSWORD_STORE_SIGNING_KEY`; like pass, only full upper-case fingerprints count).
+    func isSignedBySigningKey(_ bytes: [UInt8], signature: [UInt8]) throws -> Bool {
+        let checks = try engine.verifyDetached(signature: signature, of: bytes)
+        let wanted = Set(configuration.signingKeys.filter(Self.isFullFingerprint))
+        return checks.contains { check in check.isValid && check.fingerprints.contains { wanted.contains($0) }
+        }
     }
 
     /// The recipients for entries in `folder`, checked as pass's `set_gpg_recipients` checks them before

@@ -35,6 +35,10 @@ enum RemoveCommand {
             standardError.line("rm: cannot remove \(CoreutilsMessages.quote(target)): Is a directory")
             return
         }
-        try invocation.store.remove(path, recursive: recursive, onEvent: CoreutilsMessages.print)
+        do {
+            try invocation.store.remove(path, recursive: recursive, onEvent: CoreutilsMessages.print)
+        } catch let error as CofferError where error.code == .invalidArgument {
+            throw Exit.die("rm: \(error.message)")
+        }
     }
 }
