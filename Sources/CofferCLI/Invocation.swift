@@ -108,9 +108,12 @@ struct Invocation {
         try store.validateNewName(name)
         do {
             try store.makeFolders(store.root + "/" + Self.dirname(name), onEvent: CoreutilsMessages.print)
-        } catch let error as CofferError where error.code == .io && error.errno != nil && error.paths.count == 1 {
+        } catch let error as CofferError
+            where error.code == .io && error.errno != nil && error.paths.count == 1
+        {
             standardError.line(
-                "mkdir: cannot create directory \(CoreutilsMessages.localeQuote(error.paths[0])): \(error.errno!)")
+                "mkdir: cannot create directory \(CoreutilsMessages.localeQuote(error.paths[0])): \(error.errno!)"
+            )
         }
     }
 

@@ -256,8 +256,10 @@ enum DifferentialTable {
         make("init.unknown-key-empty-store", "", ["init", "nobody@nowhere.test"]),
         make(
             "init.unknown-key-with-entries", basic, ["init", "nobody@nowhere.test"], unordered: true,
-            deliberate: "coffer changes nothing when an entry cannot be encrypted for the new recipients, says why "
-                + "in one line and exits 1; pass writes the .gpg-id, prints gpg's errors for every entry and exits 0"),
+            deliberate:
+                "coffer changes nothing when an entry cannot be encrypted for the new recipients, says why "
+                + "in one line and exits 1; pass writes the .gpg-id, prints gpg's errors for every entry and exits 0"
+        ),
         make(
             "init.signing-key", basicGit, ["init", "$K1"], environment: ["PASSWORD_STORE_SIGNING_KEY": "$K1"]),
         make("init.comments-in-sub-gpg-id", comments, ["init", "$K1"]),
