@@ -79,11 +79,14 @@ struct ClipboardTests {
             return result.status == 0 ? result.outputText : nil
         }
 
-        /// Puts text on a selection the way another program would.
+        /// Puts text on a selection the way another program would, and waits until the selection holds
+        /// it (xclip's server takes the selection after the command has returned).
         func copy(_ text: String, to name: String = "clipboard") throws {
             try TestProcess.check(
                 ["sh", "-c", #"xclip -selection "$0" >/dev/null 2>&1"#, name], environment: environment(),
                 input: Array(text.utf8), timeout: 10)
+            let deadline = TestProcess.monotonicSeconds() + 5
+            while try selection(name) != text && TestProcess.monotonicSeconds() < deadline { usleep(50_000) }
         }
 
         /// Waits until the selection holds `text` (or the time is up) and returns what it last held.

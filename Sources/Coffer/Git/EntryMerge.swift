@@ -7,7 +7,8 @@
 /// takes the other side's version; free text merges line-wise. The result follows the layout of
 /// `ours`, with fields only `theirs` added after `ours`' last field. When both sides changed the same
 /// field (or overlapping free text) differently, the result keeps both between conflict markers, which
-/// stay inside the encrypted entry until a person resolves them with `coffer edit`.
+/// stay inside the encrypted entry until a person resolves them with `coffer edit`. Line 1 stays a
+/// password even then: when both sides changed it, it is `ours`, and the conflict follows it.
 public enum EntryMerge {
     /// The merged text and whether it holds conflicts.
     public struct Result: Sendable, Equatable {
@@ -49,7 +50,10 @@ public enum EntryMerge {
             return [oursMarker] + (ours ?? []) + [separator] + (theirs ?? []) + [theirsMarker]
         }
 
+        // Line 1 stays a password whatever happens: tools read it as one. When both sides changed it, it
+        // is ours, and the conflict that keeps both follows it.
         var output = take(baseParts.password, ourParts.password, theirParts.password)
+        if output.first == oursMarker, let password = ourParts.password { output = password + output }
         let text = mergeLines(base: baseParts.freeText, ours: ourParts.freeText, theirs: theirParts.freeText)
         conflicts = conflicts || text.hasConflicts
         // Fields only the other side (or only the base) has go after our last field.

@@ -24,6 +24,8 @@ public struct GitRepository: Sendable {
     public let storeRoot: String
     /// The environment git starts from (before pass's changes); `nil` means this process's own.
     public let baseEnvironment: [String: String]?
+    /// How long a commit waits for another git working in the repository, in seconds.
+    public var lockTimeout: Double = 120
 
     /// A repository rooted at `directory`, for a store at `storeRoot`.
     public init(directory: String, storeRoot: String, environment: [String: String]? = nil) {
@@ -118,58 +120,88 @@ public struct GitRepository: Sendable {
         .runAttached()
     }
 
-    /// Stages `paths` and commits what is staged with `message`, as pass's `git_add_file` does: two git
-    /// processes, `add` and `commit` (a third reads `pass.signcommits`, once per process and repository).
+    /// Commits the change made to `paths` (files or folders, added, changed or removed) with `message`,
+    /// signed when `pass.signcommits` is true, as pass does. Nothing is committed when they did not
+    /// change.
     ///
-    /// Signs the commit when `pass.signcommits` is true, as pass does.
+    /// Only `paths` are committed (`git commit -- PATHS`): what someone else staged stays staged, and a
+    /// commit that fails leaves nothing staged for the next one to take along. Two git processes for a
+    /// change that adds or changes files (`add`, `commit`), a third reads `pass.signcommits` once in a
+    /// while; waits, first, while another git works in the repository (a person's `git commit` with its
+    /// editor open).
     package func commit(paths: [String], message: String, output: Output = .quiet) throws {
+        try waitForOtherGit()
         removeStaleLocks()
-        let specs = paths.map(pathspec)
-        let added = try runUnchecked(["add", "--"] + specs)
-        if added.status != 0 {
-            // Attached, git's own complaint about the paths is shown, as pass shows it.
-            if output == .inherit { Self.forward(added) }
-            throw CofferError(
-                .git,
-                output == .inherit
-                    ? "git add exited with status \(added.status); the change is made but not committed"
-                    : "git add failed: \(added.errorText.split(separator: "\n").last ?? ""); the change is "
-                        + "made but not committed",
-                exitStatus: added.status)
+        // A path is absolute or relative to the top of the work tree.
+        func onDisk(_ path: String) -> Bool {
+            FileSystem.kind(path.hasPrefix("/") ? path : directory + "/" + path) != .missing
         }
-        try commitStaged(message: message, output: output)
-    }
-
-    /// Commits what is staged with `message` (signed when `pass.signcommits` is true); when nothing is
-    /// staged (the change touched only files git does not track) there is nothing to commit.
-    package func commit(message: String, output: Output = .quiet) throws {
-        try commitStaged(message: message, output: output)
-    }
-
-    /// `git commit` of what is staged; a commit that finds nothing to commit is no failure, which a
-    /// third process tells when the commit does not succeed.
-    private func commitStaged(message: String, output: Output) throws {
-        let result = try runUnchecked(["commit"] + (signsCommits ? ["-S"] : []) + ["-m", message])
+        let present = paths.filter(onDisk).map(pathspec)
+        var committed = present
+        if !present.isEmpty {
+            let added = try runUnchecked(["add", "-A", "--"] + present)
+            if added.status != 0 {
+                // Attached, git's own complaint about the paths is shown, as pass shows it.
+                if output == .inherit { Self.forward(added) }
+                throw CofferError(
+                    .git,
+                    "git add failed (\(added.errorText.split(separator: "\n").last ?? "exit \(added.status)")); "
+                        + "the change is made but not committed", exitStatus: added.status)
+            }
+        }
+        // Removed paths are committed when git tracks something under them.
+        let absent = paths.filter { !onDisk($0) }.map(pathspec)
+        if !absent.isEmpty {
+            let tracked = try run(["ls-files", "-z", "--"] + absent).standardOutput.split(separator: 0).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            committed += absent.filter { spec in
+                tracked.contains { $0 == spec || $0.hasPrefix(spec.hasSuffix("/") ? spec : spec + "/") }
+            }
+        }
+        guard !committed.isEmpty else { return }
+        let result = try runUnchecked(
+            ["commit"] + (signsCommits ? ["-S"] : []) + ["-m", message, "--"] + committed)
         if result.status == 0 {
             // Attached, git's summary is shown, as under pass.
             if output == .inherit { Self.forward(result) }
             return
         }
-        if try nothingToCommit() { return }
+        if try unchanged(committed) { return }
         if output == .inherit { Self.forward(result) }
+        // What this change staged goes back out of the index.
+        try unstage(committed)
         let reason = result.errorText.split(separator: "\n").last.map(String.init) ?? "exit \(result.status)"
         throw CofferError(
             .git, "git commit failed (\(reason)); the change is made but not committed",
             exitStatus: result.status)
     }
 
-    /// Whether the index holds nothing to commit.
-    private func nothingToCommit() throws -> Bool {
-        let staged = try runUnchecked(["diff", "--cached", "--quiet"])
-        guard staged.status <= 1 else {
-            throw CofferError(.git, "git diff failed: \(staged.errorText)", exitStatus: staged.status)
+    /// Puts the index entries of `paths` back as they are in HEAD (a failed commit's staging undone).
+    package func unstage(_ paths: [String]) throws {
+        _ = try runUnchecked(["reset", "--quiet", "--"] + paths.map(pathspec))
+    }
+
+    /// Whether `paths` are in the index and the work tree as they are in HEAD.
+    private func unchanged(_ paths: [String]) throws -> Bool {
+        let compared = try runUnchecked(["diff", "--quiet", "HEAD", "--"] + paths)
+        // No HEAD yet (a first commit): then there is a change.
+        guard compared.status <= 1 else { return false }
+        return compared.status == 0
+    }
+
+    /// Waits while another git works in this repository, at most ``lockTimeout`` seconds, so that coffer
+    /// never commits in the middle of a person's own commit.
+    package func waitForOtherGit() throws {
+        guard let gitDirectory = gitDirectory() else { return }
+        let deadline = ChildProcess.monotonicSeconds() + lockTimeout
+        while let pid = otherGit(gitDirectory: gitDirectory) {
+            guard ChildProcess.monotonicSeconds() < deadline else {
+                throw CofferError(
+                    .locked, "git is running in the store (process \(pid)); try again once it is done")
+            }
+            usleep(100_000)
         }
-        return staged.status == 0
     }
 
     /// Writes what a collected git run printed to this process's standard output and error.
@@ -177,13 +209,6 @@ public struct GitRepository: Sendable {
         for (descriptor, bytes) in [(Int32(1), output.standardOutput), (2, output.standardError)] {
             bytes.withUnsafeBytes { try? SystemCall.writeAll(descriptor, $0) }
         }
-    }
-
-    /// Removes `paths` from the index and the work tree (`git rm -qr`), ignoring paths git does not track.
-    public func remove(paths: [String]) throws {
-        removeStaleLocks()
-        // Callers have removed the files already: only the index is left to change.
-        try run(["rm", "-qr", "--cached", "--ignore-unmatch", "--"] + paths.map(pathspec))
     }
 
     /// The git folder of the work tree holding ``directory`` (following a `.git` file's `gitdir:`), or `nil`.
@@ -258,22 +283,33 @@ public struct GitRepository: Sendable {
         return locks.filter { !Self.isOpenByAnyProcess($0) }
     }
 
-    /// Whether a git process works in this repository: one whose working folder is in the work tree or
-    /// the git folder (Linux: a scan of `/proc`; elsewhere assume one does).
+    /// Whether a git process works in this repository (see ``otherGit(gitDirectory:)``).
     private func isGitRunning(gitDirectory: String) -> Bool {
+        otherGit(gitDirectory: gitDirectory) != nil
+    }
+
+    /// A git process that works in this repository: one whose working folder is in the work tree or the
+    /// git folder, other than a background monitor (Linux: a scan of `/proc`; elsewhere none is seen).
+    private func otherGit(gitDirectory: String) -> pid_t? {
         #if os(Linux)
-            guard let processes = try? FileSystem.contents(of: "/proc", sorted: false) else { return true }
+            guard let processes = try? FileSystem.contents(of: "/proc", sorted: false) else { return nil }
             let places = [FileSystem.realPath(directory), FileSystem.realPath(gitDirectory)].compactMap { $0 }
-            for pid in processes where pid.utf8.allSatisfy({ (48...57).contains($0) }) {
-                guard let name = try? FileSystem.readFile("/proc/\(pid)/comm"),
-                    String(decoding: name, as: UTF8.self).hasPrefix("git"),
-                    let folder = FileSystem.linkTarget("/proc/\(pid)/cwd")
+            let own = getpid()
+            for name in processes {
+                guard let pid = pid_t(name), pid != own,
+                    let comm = try? FileSystem.readFile("/proc/\(name)/comm"),
+                    String(decoding: comm, as: UTF8.self).hasPrefix("git"),
+                    let folder = FileSystem.linkTarget("/proc/\(name)/cwd"),
+                    places.contains(where: { folder == $0 || folder.hasPrefix($0 + "/") })
                 else { continue }
-                if places.contains(where: { folder == $0 || folder.hasPrefix($0 + "/") }) { return true }
+                // git's file-system monitor lives as long as the repository: it commits nothing.
+                let command = (try? FileSystem.readFile("/proc/\(name)/cmdline")) ?? []
+                if String(decoding: command, as: UTF8.self).contains("fsmonitor--daemon") { continue }
+                return pid
             }
-            return false
+            return nil
         #else
-            return true
+            return nil
         #endif
     }
 

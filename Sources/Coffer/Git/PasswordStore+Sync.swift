@@ -82,11 +82,14 @@ extension PasswordStore {
             let before = try repository.run(["rev-parse", "HEAD"]).outputText
             // The remote may move between fetch and push: then everything is done again.
             for attempt in 1...3 {
-                do {
-                    try repository.run(["fetch", "--quiet", remote])
-                } catch let error as CofferError {
+                let fetched = try repository.runUnchecked(["fetch", "--quiet", remote])
+                guard fetched.status == 0 else {
                     throw CofferError(
-                        .git, "cannot reach the remote \(remote); nothing was changed (\(error.message))")
+                        .git,
+                        "git fetch from \(remote) failed, so nothing was changed: "
+                            + (fetched.errorText.split(separator: "\n").last.map(String.init)
+                                ?? "exit \(fetched.status)"),
+                        exitStatus: fetched.status)
                 }
                 if let remoteHead = repository.resolve(upstream) {
                     try verifySignatures(repository, range: "HEAD..\(remoteHead)")

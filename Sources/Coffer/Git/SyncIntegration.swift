@@ -273,8 +273,14 @@ struct SyncIntegration {
                 unlink(file)
                 removed.append(path)
             case (let kept?, nil), (nil, let kept?):
-                // Deleted on one side and changed on the other keeps the change; a name only one side
-                // has (a rename the other side renamed elsewhere) is kept.
+                // Deleted (or renamed away) on one side and changed on the other keeps the change; a
+                // change that only re-encrypted the entry is no change of its text, and the deletion holds.
+                if isEntry, let base, try sameText(base.object, kept.object) {
+                    unlink(file)
+                    removed.append(path)
+                    continue
+                }
+                // A name only one side has (a rename the other side renamed elsewhere) is kept.
                 try write(repository.blob(kept.object), to: file, mode: kept.mode)
                 added.append(path)
                 if isEntry && base != nil { report.keptEdits.append(name) }
@@ -321,6 +327,17 @@ struct SyncIntegration {
     }
 
     private static func isRegularFile(_ mode: String) -> Bool { mode == "100644" || mode == "100755" }
+
+    /// Whether two versions of an entry decrypt to the same text (only its encryption changed); `false`
+    /// when either cannot be decrypted here.
+    private func sameText(_ first: String, _ second: String) throws -> Bool {
+        let (one, other) = (try repository.blob(first), try repository.blob(second))
+        do {
+            return try store.engine.decrypt(one).constantTimeEquals(store.engine.decrypt(other))
+        } catch {
+            return false
+        }
+    }
 
     /// The encryption subkeys a `.gpg-id` line stands for, or `nil` when the keyring cannot tell.
     private func recipientKeys(_ line: String) -> [String]? {

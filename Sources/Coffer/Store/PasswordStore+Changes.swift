@@ -43,10 +43,7 @@ extension PasswordStore {
             }
             // Like pass's `rmdir -p`, also when git fails.
             defer { removeEmptyFolders(from: FileSystem.parent(of: EntryName.trimmed(target))) }
-            if let repository = git(for: target) {
-                try repository.remove(paths: [target])
-                try repository.commit(message: "Remove \(name) from store.", output: gitOutput)
-            }
+            try commit([target], "Remove \(name) from store.")
 
         }
     }

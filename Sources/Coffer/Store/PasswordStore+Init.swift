@@ -66,10 +66,7 @@ extension PasswordStore {
             }
             if removing {
                 onEvent(.removedFile(gpgID))
-                if let repository = git(for: gpgID) {
-                    try repository.remove(paths: [gpgID])
-                    try repository.commit(message: "Deinitialize \(gpgID)\(suffix).", output: gitOutput)
-                }
+                try commit([gpgID], "Deinitialize \(gpgID)\(suffix).")
             } else {
                 onEvent(.initialized(recipients: recipients, subfolder: subfolder))
                 try commit([gpgID], "Set GPG id to \(listed)\(suffix).")

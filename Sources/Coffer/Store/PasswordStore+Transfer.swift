@@ -109,18 +109,19 @@ extension PasswordStore {
             try commit([newPath], "Copy \(source) to \(destination).")
             return
         }
-        if let repository = git(for: newPath), FileSystem.kind(oldPath) == .missing {
-            try repository.remove(paths: [oldPath])
-            try repository.commit(
-                paths: [newPath], message: "Rename \(source) to \(destination).", output: gitOutput)
+        // As pass: the rename is one commit where the old and new names share a repository; an old name
+        // in another repository (a folder with a git of its own) has its removal committed there.
+        let newRepository = git(for: newPath)
+        let oldRepository = git(for: oldPath)
+        let together = newRepository != nil && newRepository?.directory == oldRepository?.directory
+        if let newRepository {
+            try newRepository.commit(
+                paths: together ? [newPath, oldPath] : [newPath],
+                message: "Rename \(source) to \(destination).",
+                output: gitOutput)
         }
-        if let repository = git(for: oldPath), FileSystem.kind(oldPath) == .missing {
-            try repository.remove(paths: [oldPath])
-            if !(try repository.run(["status", "--porcelain", "--", repository.pathspec(oldPath)])
-                .standardOutput.isEmpty)
-            {
-                try repository.commit(message: "Remove \(source).", output: gitOutput)
-            }
+        if !together, let oldRepository {
+            try oldRepository.commit(paths: [oldPath], message: "Remove \(source).", output: gitOutput)
         }
     }
 

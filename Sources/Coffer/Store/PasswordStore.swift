@@ -223,7 +223,15 @@ public struct PasswordStore: Sendable {
             try git(for: path)?.ensureNoUnfinishedOperation()
             let recipients = try recipients(for: name)
             try verifyRecipientsFile(recipients.file)
-            let ciphertext = try engine.encrypt(contents, to: recipients.ids)
+            try writeEncrypted(
+                name, try engine.encrypt(contents, to: recipients.ids), commitMessage: commitMessage)
+        }
+    }
+
+    /// Puts `ciphertext` (encrypted for the recipients of `name`) in place atomically and commits it.
+    private func writeEncrypted(_ name: String, _ ciphertext: [UInt8], commitMessage: String?) throws {
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            let path = entryPath(name)
             // Like pass's `gpg -o`, a symlinked entry is written through (`checkInsideStore` has made sure
             // the link stays inside the store).
             var destination = path
@@ -238,6 +246,65 @@ public struct PasswordStore: Sendable {
         }
     }
 
+    /// An entry as it was read: its ciphertext and plaintext, so that a later write can tell whether the
+    /// entry changed meanwhile (``write(_:_:commitMessage:basedOn:)``).
+    public struct ReadVersion: Sendable {
+        /// The encrypted bytes read.
+        public let ciphertext: [UInt8]
+        /// What they decrypted to.
+        public let plaintext: SecureBytes
+    }
+
+    /// Decrypts the entry `name` and keeps its ciphertext, for ``write(_:_:commitMessage:basedOn:)``.
+    public func readVersion(_ name: String) throws -> ReadVersion {
+        try EntryName.validate(name)
+        let path = entryPath(name)
+        guard FileSystem.isFile(path) else {
+            throw CofferError(.notFound, "\(name) is not in the password store.")
+        }
+        let ciphertext = try FileSystem.readFile(path)
+        return ReadVersion(ciphertext: ciphertext, plaintext: try engine.decrypt(ciphertext))
+    }
+
+    /// Writes `contents` as ``write(_:_:commitMessage:)`` does, for a change made to the entry as it was
+    /// in `version` (`nil`: it did not exist). When the entry changed meanwhile (a sync brought a new
+    /// password while an editor was open), the two changes are merged field by field instead of the
+    /// newer one being lost; a field both changed is kept as a conflict inside the entry.
+    ///
+    /// - Returns: whether the entry had changed and the merge kept a conflict.
+    @discardableResult
+    public func write(
+        _ name: String, _ contents: SecureBytes, commitMessage: String? = nil, basedOn version: ReadVersion?
+    )
+        throws -> Bool
+    {
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            let path = entryPath(name)
+            let current = FileSystem.isFile(path) ? try FileSystem.readFile(path) : nil
+            guard let current, current != version?.ciphertext else {
+                // Unchanged (or removed meanwhile: the edit brings it back).
+                try write(name, contents, commitMessage: commitMessage)
+                return false
+            }
+            try checkInsideStore(path)
+            try git(for: path)?.ensureNoUnfinishedOperation()
+            let base = version?.plaintext ?? SecureBytes([])
+            let merged = try merge(base: base, ours: contents, theirs: engine.decrypt(current), name: name)
+            try writeEncrypted(name, merged.ciphertext, commitMessage: commitMessage)
+            return merged.hasConflicts
+        }
+    }
+
+    /// Reads entry `name`, hands its plaintext to `transform` and writes the result, all under the store
+    /// lock, so that no other writer's change made in between is lost.
+    public func update(
+        _ name: String, commitMessage: String? = nil, _ transform: (SecureBytes) throws -> SecureBytes
+    ) throws {
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            try write(name, transform(read(name)), commitMessage: commitMessage)
+        }
+    }
+
     /// Removes temporary files that an interrupted write left in `folder` (only called under the lock,
     /// when no write of ours is in progress).
     func removeStrayTemporaryFiles(in folder: String) {
@@ -247,7 +314,10 @@ public struct PasswordStore: Sendable {
 
     /// The git repository that holds `path`, found as pass finds it, or `nil`.
     public func git(for path: String) -> GitRepository? {
-        GitRepository.containing(path, storeRoot: root, environment: configuration.environment)
+        var repository = GitRepository.containing(
+            path, storeRoot: root, environment: configuration.environment)
+        repository?.lockTimeout = configuration.lockTimeout
+        return repository
     }
 
     /// Commits `paths` with `message` when they are in a git work tree and changed.

@@ -18,6 +18,8 @@ enum EditCommand {
         try invocation.makeFolder(for: path)
         let store = invocation.store
         _ = try store.verifiedRecipients(forFolder: Invocation.dirname(path))
+        // What would stop the save is found before the editor runs, not after (pass would save anyway).
+        try store.git(for: store.entryPath(path))?.ensureNoUnfinishedOperation()
         invocation.warnAboutUnappliedGPGOptions()
 
         let folder = try SecureTemporaryFolder(
@@ -27,14 +29,14 @@ enum EditCommand {
             folder.path + "/" + SecureTemporaryFolder.randomName(6) + "-"
             + path.split(separator: "/", omittingEmptySubsequences: false).joined(separator: "-") + ".txt"
 
-        var original: SecureBytes?
+        var original: PasswordStore.ReadVersion?
         if FileSystem.isFile(store.entryPath(path)) {
             do {
-                original = try store.read(path)
+                original = try store.readVersion(path)
             } catch let error as GPGError {
                 throw Exit(1, GPGMessages.decryptionFailure(error))
             }
-            try writeFile(file, original!, mode: 0o666 & ~invocation.store.configuration.umask)
+            try writeFile(file, original!.plaintext, mode: 0o666 & ~invocation.store.configuration.umask)
         }
         let action = original == nil ? "Add" : "Edit"
 
@@ -42,16 +44,27 @@ enum EditCommand {
         if folder.mustStop { return }
 
         guard let edited = readFile(file) else { throw Exit.die("New password not saved.") }
-        if let original, original.constantTimeEquals(edited) { throw Exit.die("Password unchanged.") }
+        if let original, original.plaintext.constantTimeEquals(edited) {
+            throw Exit.die("Password unchanged.")
+        }
         let message = "\(action) password for \(path) using \(invocation.editorName)."
         while true {
             do {
-                try store.write(path, edited, commitMessage: message)
+                // A change made meanwhile (a sync) is merged with this one, never overwritten.
+                if try store.write(path, edited, commitMessage: message, basedOn: original) {
+                    standardError.line(
+                        "Warning: \(path) changed while you edited it and both changed the same field; resolve "
+                            + "it with \"\(invocation.program) edit \(path)\".")
+                }
                 return
             } catch let error as GPGError {
                 standardError.line("Error: \(error.message)")
                 guard Terminal.isTerminal(0) else { throw Exit(1) }
                 try Terminal.confirm("GPG encryption failed. Would you like to try again?")
+            } catch let error as CofferError where Terminal.isTerminal(0) && error.code != .invalidName {
+                // The text is still in the private folder: a person at a terminal may fix the cause.
+                standardError.line("Error: \(error.message)")
+                try Terminal.confirm("Saving failed. Would you like to try again?")
             }
         }
     }

@@ -49,33 +49,30 @@ enum GenerateCommand {
         }
         invocation.warnAboutUnappliedGPGOptions()
         if inPlace {
-            let old: SecureBytes
+            // Read, replace line 1 and write under the store lock: a change another process makes in
+            // between is never overwritten.
             do {
-                old = try store.read(path)
+                try store.update(path, commitMessage: "Replace generated password for \(path).") { old in
+                    // Replacing the first line of a kept merge conflict would keep both sides' old
+                    // passwords and hide the conflict: it has to be resolved first.
+                    if old.withUnsafeBytes({ EntryMerge.containsConflict($0) }) {
+                        throw Exit.die(
+                            "Error: \(path) holds a merge conflict; resolve it with \"\(invocation.program) edit "
+                                + "\(path)\" before generating a password in place.")
+                    }
+                    return old.withUnsafeBytes { bytes in
+                        let rest =
+                            bytes.firstIndex(of: UInt8(ascii: "\n")).map { Array(bytes[($0 + 1)...]) } ?? []
+                        return SecureBytes(password.bytes + [10] + rest)
+                    }
+                }
             } catch let error as CofferError where error.code == .notFound {
                 // What pass shows: gpg's complaint about the missing file.
                 standardError.line(GPGMessages.cannotOpen(store.entryPath(path)))
                 throw Exit.die("Could not reencrypt new password.")
             } catch let error as GPGError {
+                // gpg's words for what failed to decrypt, the library's for what failed to encrypt.
                 standardError.line(GPGMessages.decryptionFailure(error))
-                throw Exit.die("Could not reencrypt new password.")
-            }
-            // Replacing the first line of a kept merge conflict would keep both sides' old passwords and
-            // hide the conflict: it has to be resolved first.
-            if old.withUnsafeBytes({ EntryMerge.containsConflict($0) }) {
-                throw Exit.die(
-                    "Error: \(path) holds a merge conflict; resolve it with \"\(invocation.program) edit \(path)\" "
-                        + "before generating a password in place.")
-            }
-            let rest = old.withUnsafeBytes { bytes in
-                bytes.firstIndex(of: UInt8(ascii: "\n")).map { Array(bytes[($0 + 1)...]) } ?? []
-            }
-            do {
-                try store.write(
-                    path, SecureBytes(password.bytes + [10] + rest),
-                    commitMessage: "Replace generated password for \(path).")
-            } catch let error as GPGError {
-                standardError.line("Error: \(error.message)")
                 throw Exit.die("Could not reencrypt new password.")
             }
         } else {

@@ -105,4 +105,12 @@ struct EntryMergeLayoutTests {
         #expect(!conflict)
         #expect(text == "pw2\nlogin: a\nurl: u\nnotes\n")
     }
+
+    @Test("A password both sides changed stays a password on line 1: ours, with the conflict after it")
+    func passwordConflictKeepsAPasswordOnLineOne() {
+        let (text, conflict) = merge("old\nlogin: a\n", "mine\nlogin: a\n", "theirs\nlogin: a\n")
+        #expect(conflict)
+        #expect(text == "mine\n<<<<<<< ours\nmine\n=======\ntheirs\n>>>>>>> theirs\nlogin: a\n")
+        #expect(EntryMerge.containsConflict(Array(text.utf8)))
+    }
 }
