@@ -53,44 +53,24 @@ public enum CofferCLI {
         }
     }
 
-    /// Runs one command as pass's final `case` does.
+    /// Runs one command as pass's final `case` does, looking it up in ``CommandRegistry``: `help` and
+    /// `version` also as `--help` and `--version`, `COMMAND --help` for the usage of one command, and
+    /// anything else as an extension or, failing that, `show`.
     static func dispatch(
         command: String, arguments: [String], allArguments: [String], _ invocation: inout Invocation
     ) throws {
-        if command == "help", let topic = arguments.first {
-            try HelpCommand.run(topic: topic, invocation)
+        let name = command == "--help" ? "help" : command == "--version" ? "version" : command
+        if let found = CommandRegistry.command(named: name) {
+            if found.name != "help" && HelpCommand.asksForHelp(arguments) && found.origin != .hidden {
+                HelpCommand.run(topic: name, invocation)
+                return
+            }
+            try found.run(arguments, invocation)
             return
         }
-        if HelpCommand.asksForHelp(arguments), HelpCommand.knows(command) {
-            try HelpCommand.run(topic: command, invocation)
-            return
-        }
-        switch command {
-        case "init": try InitCommand.run(arguments, invocation)
-        case "help", "--help": HelpCommand.run(invocation)
-        case "version", "--version": VersionCommand.run()
-        case "show", "ls", "list": try ShowCommand.run(arguments, invocation)
-        case "find", "search": try FindCommand.run(arguments, invocation)
-        case "grep": try GrepCommand.run(arguments, invocation)
-        case "insert", "add": try InsertCommand.run(arguments, invocation)
-        case "edit": try EditCommand.run(arguments, invocation)
-        case "generate": try GenerateCommand.run(arguments, invocation)
-        case "delete", "rm", "remove": try RemoveCommand.run(arguments, invocation)
-        case "rename", "mv": try CopyMoveCommand.run(arguments, invocation, copy: false)
-        case "copy", "cp": try CopyMoveCommand.run(arguments, invocation, copy: true)
-        case "git": try GitCommand.run(arguments, invocation)
-        // Beyond pass.
-        case "history": try HistoryCommand.run(arguments, invocation)
-        case "restore": try RestoreCommand.run(arguments, invocation)
-        case "sync": try SyncCommand.run(arguments, invocation)
-        case "clone": try CloneCommand.run(arguments, invocation)
-        case "fsck": try FsckCommand.run(arguments, invocation)
-        case "git-merge-driver": try MergeDriverCommand.run(arguments, invocation)
-        default:
-            if try ExtensionCommand.run(allArguments, invocation) { return }
-            invocation.command = "show"
-            try ShowCommand.run(allArguments, invocation)
-        }
+        if try ExtensionCommand.run(allArguments, invocation) { return }
+        invocation.command = "show"
+        try ShowCommand.run(allArguments, invocation)
     }
 
     /// `${0##*/}`.
@@ -128,6 +108,12 @@ public enum CofferCLI {
                     "Error: You must run:\n    \(invocation.program) init your-gpg-id\n"
                         + "before you may use the password store.\n\n")
                 HelpCommand.run(invocation)
+                return 1
+            }
+            if error.code == .notAGitRepository {
+                standardError.line(
+                    "Error: the password store is not a git repository. Try \"\(invocation.program) git init\"."
+                )
                 return 1
             }
             if error.code == .badSignature {

@@ -35,6 +35,9 @@ struct Invocation {
         return store
     }
 
+    /// Whether coffer runs under pass's name, and so prints pass's own banner and help.
+    var speaksAsPass: Bool { program == "pass" }
+
     /// `$PREFIX`, the store's root.
     var prefix: String { store.root }
 
@@ -83,7 +86,7 @@ struct Invocation {
     /// pass's `check_sneaky_paths`.
     func checkSneakyPaths(_ paths: String...) throws {
         for path in paths where EntryName.isSneaky(path) {
-            throw Exit.die("Error: You've attempted to pass a sneaky path to pass. Go home.")
+            throw Exit.die("Error: You've attempted to pass a sneaky path to \(program). Go home.")
         }
     }
 

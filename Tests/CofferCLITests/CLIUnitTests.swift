@@ -12,18 +12,10 @@ import Testing
 /// matching and listing, and small helpers. The differential suite compares whole runs with pass.
 @Suite("Command-line parts")
 struct CLIUnitTests {
-    private static let insertOptions: [OptionParser.Option] = [
-        .init(short: UInt8(ascii: "m"), long: "multiline", argument: .none),
-        .init(short: UInt8(ascii: "e"), long: "echo", argument: .none),
-        .init(short: UInt8(ascii: "f"), long: "force", argument: .none),
-    ]
-    private static let showOptions: [OptionParser.Option] = [
-        .init(short: UInt8(ascii: "q"), long: "qrcode", argument: .optional),
-        .init(short: UInt8(ascii: "c"), long: "clip", argument: .optional),
-    ]
-    private static let initOptions: [OptionParser.Option] = [
-        .init(short: UInt8(ascii: "p"), long: "path", argument: .required)
-    ]
+    // The option tables are the commands' own, from the registry.
+    private static let insertOptions = InsertCommand.command.options
+    private static let showOptions = ShowCommand.command.options
+    private static let initOptions = InitCommand.command.options
 
     private func parse(_ arguments: [String], _ options: [OptionParser.Option], posix: Bool = false)
         -> OptionParser.Result

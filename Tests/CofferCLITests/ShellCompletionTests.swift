@@ -1,5 +1,7 @@
 import Testing
 
+@testable import CofferCLI
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -98,11 +100,8 @@ struct ShellCompletionTests {
         try Self.requireCommand("bash")
         let fixture = try Fixture()
         let first = try Self.bashComplete(fixture, ["coffer", ""])
-        for command in [
-            "init", "ls", "find", "grep", "show", "insert", "edit", "generate", "rm", "mv", "cp", "git",
-            "help",
-            "version", "history", "restore", "sync", "clone", "fsck",
-        ] {
+        // Every command, from the registry.
+        for command in CommandRegistry.visible.map(\.name) {
             #expect(first.contains(command), "missing \(command) in \(first)")
         }
         #expect(first.contains("web/") && first.contains("email") && first.contains("solo/"))
@@ -308,11 +307,8 @@ struct ShellCompletionTests {
         func result(_ line: String) -> ZshResult { results[line] ?? ZshResult(buffer: "MISSING") }
 
         let first = Set(result("coffer ").hits)
-        for command in [
-            "init", "ls", "list", "find", "search", "grep", "show", "insert", "add", "edit", "generate", "rm",
-            "remove", "delete", "mv", "rename", "cp", "copy", "git", "help", "version", "history", "restore",
-            "sync", "clone", "fsck",
-        ] {
+        // Every command and alias, from the registry.
+        for command in CommandRegistry.visible.flatMap(\.names) {
             #expect(first.contains(command), "missing \(command)")
         }
         #expect(first.contains("web") && first.contains("email") && !first.contains { $0.hasPrefix(".") })
@@ -376,11 +372,8 @@ struct ShellCompletionTests {
         }
 
         let first = Set(try complete("coffer "))
-        for command in [
-            "init", "ls", "find", "grep", "show", "insert", "edit", "generate", "rm", "mv", "cp", "git",
-            "help",
-            "version", "history", "restore", "sync", "clone", "fsck",
-        ] {
+        // Every command, from the registry.
+        for command in CommandRegistry.visible.map(\.name) {
             #expect(first.contains(command), "missing \(command)")
         }
         #expect(first.isSuperset(of: ["web/", "email", "solo/"]))

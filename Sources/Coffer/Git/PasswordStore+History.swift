@@ -3,7 +3,7 @@ extension PasswordStore {
     public func rootRepository() throws -> GitRepository {
         guard let repository = git(for: root + "/.gpg-id"), FileSystem.kind(root + "/.git") != .missing else {
             throw CofferError(
-                .notAGitRepository, "the password store is not a git repository. Try \"pass git init\".")
+                .notAGitRepository, "the password store is not a git repository; make it one with git init")
         }
         return repository
     }

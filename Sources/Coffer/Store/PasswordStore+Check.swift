@@ -70,7 +70,7 @@ extension PasswordStore {
 
     private func examineStore(fix: Bool) throws -> [StoreFinding] {
         guard FileSystem.isDirectory(root) else {
-            throw CofferError(.notFound, "password store is empty. Try \"pass init\".")
+            throw CofferError(.notFound, "password store is empty: there is nothing to check", paths: [root])
         }
         // The walk finds what needs no decryption at once and lists the entries, in walk order.
         var steps: [CheckStep] = []

@@ -3,10 +3,25 @@ import Coffer
 /// `mv`, `rename` and `cp`, `copy [--force,-f] old-path new-path`: moves or copies an entry or a folder,
 /// re-encrypting what lands under other recipients.
 enum CopyMoveCommand {
+    /// `mv`, `rename`.
+    static let moveCommand = Command(
+        names: ["mv", "rename"], options: options, usage: "[--force,-f] old-path new-path",
+        help: { _ in
+            ["Renames or moves old-path to new-path, optionally forcefully, selectively reencrypting."]
+        },
+        passHead: "mv [--force,-f] old-path new-path", run: { try run($0, $1, copy: false) })
+
+    /// `cp`, `copy`.
+    static let copyCommand = Command(
+        names: ["cp", "copy"], options: options, usage: "[--force,-f] old-path new-path",
+        help: { _ in ["Copies old-path to new-path, optionally forcefully, selectively reencrypting."] },
+        passHead: "cp [--force,-f] old-path new-path", run: { try run($0, $1, copy: true) })
+
+    private static let options: [OptionParser.Option] = [.flag("f", "force", "overwrite without asking")]
+
     /// Runs the command; `copy` selects `cp`.
     static func run(_ arguments: [String], _ invocation: Invocation, copy: Bool) throws {
-        let (parsed, _) = invocation.parseOptions(
-            arguments, [.init(short: UInt8(ascii: "f"), long: "force", argument: .none)])
+        let (parsed, _) = invocation.parseOptions(arguments, options)
         guard parsed.operands.count == 2 else { throw invocation.usage("[--force,-f] old-path new-path") }
         let (source, destination) = (parsed.operands[0], parsed.operands[1])
         try invocation.checkSneakyPaths(source, destination)

@@ -9,6 +9,12 @@ import Coffer
 /// `edit pass-name`: decrypts the entry into a private folder in `/dev/shm`, runs `$EDITOR` on it, and
 /// encrypts the result back (a new entry when there was none).
 enum EditCommand {
+    /// `edit`.
+    static let command = Command(
+        names: ["edit"], usage: "pass-name",
+        help: { ["Insert a new password or edit an existing password using \($0.editorName)."] },
+        passHead: "edit pass-name", run: run)
+
     /// Runs the command.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
         guard arguments.count == 1 else { throw invocation.usage("pass-name") }

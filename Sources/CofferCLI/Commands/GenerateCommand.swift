@@ -3,20 +3,35 @@ import Coffer
 /// `generate [--no-symbols,-n] [--clip,-c] [--qrcode,-q] [--in-place,-i | --force,-f] pass-name
 /// [pass-length]`: a new random password, stored as the whole entry or (in place) as its first line.
 enum GenerateCommand {
+    /// `generate`.
+    static let command = Command(
+        names: ["generate"],
+        options: [
+            .flag("n", "no-symbols", "use letters and digits only"),
+            .flag("q", "qrcode", "show the password as a QR code"),
+            .flag("c", "clip", "copy the password to the clipboard"),
+            .flag("i", "in-place", "replace only the first line"),
+            .flag("f", "force", "overwrite without asking"),
+        ], usage: synopsis,
+        help: { invocation in
+            [
+                "Generate a new password of pass-length (or \(invocation.generatedLength) if unspecified) with "
+                    + "optionally no symbols.",
+                "Optionally put it on the clipboard and clear board after \(invocation.clipTime) seconds.",
+                "Prompt before overwriting existing password unless forced.",
+                "Optionally replace only the first line of an existing file with a new password.",
+            ]
+        },
+        passHead:
+            "generate [--no-symbols,-n] [--clip,-c] [--in-place,-i | --force,-f] pass-name [pass-length]",
+        run: run)
+
     static let synopsis =
         "[--no-symbols,-n] [--clip,-c] [--qrcode,-q] [--in-place,-i | --force,-f] pass-name [pass-length]"
 
     /// Runs the command.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
-        let (parsed, failed) = invocation.parseOptions(
-            arguments,
-            [
-                .init(short: UInt8(ascii: "n"), long: "no-symbols", argument: .none),
-                .init(short: UInt8(ascii: "q"), long: "qrcode", argument: .none),
-                .init(short: UInt8(ascii: "c"), long: "clip", argument: .none),
-                .init(short: UInt8(ascii: "i"), long: "in-place", argument: .none),
-                .init(short: UInt8(ascii: "f"), long: "force", argument: .none),
-            ])
+        let (parsed, failed) = invocation.parseOptions(arguments, Self.command.options)
         let (force, inPlace) = (parsed.has("force"), parsed.has("in-place"))
         let (clip, qrcode) = (parsed.has("clip"), parsed.has("qrcode"))
         let operands = parsed.operands

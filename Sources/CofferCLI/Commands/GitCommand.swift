@@ -9,6 +9,16 @@ import Coffer
 /// `git git-command-args...`: runs git in the store, attached to the terminal, with `TMPDIR` in a
 /// private folder under `/dev/shm`; `git init` also commits what is there and sets up the gpg diff.
 enum GitCommand {
+    /// `git`.
+    static let command = Command(
+        names: ["git"], usage: "git-command-args...", operands: .gitArguments,
+        help: { _ in
+            [
+                "If the password store is a git repository, execute a git command",
+                "specified by git-command-args.",
+            ]
+        }, passHead: "git git-command-args...", run: run)
+
     /// Runs the command and exits with git's status (pass exits 0 whatever git's was; scripts need to
     /// know when git failed).
     static func run(_ arguments: [String], _ invocation: Invocation) throws {

@@ -12,6 +12,12 @@ import Coffer
 /// Entries are visited as pass's `find -L "$PREFIX" -path '*/.git' -prune -o -iname '*.gpg' -print0`
 /// visits them: directory order, symlinks followed, dotfiles included, `.git` skipped.
 enum GrepCommand {
+    /// `grep`.
+    static let command = Command(
+        names: ["grep"], usage: "[GREPOPTIONS] search-string", operands: .text,
+        help: { _ in ["Search for password files containing search-string when decrypted."] },
+        passHead: "grep [GREPOPTIONS] search-string", run: run)
+
     /// Runs the command.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
         guard !arguments.isEmpty else { throw invocation.usage("[GREPOPTIONS] search-string") }

@@ -3,10 +3,20 @@ import Coffer
 /// `init [--path=subfolder,-p subfolder] gpg-id...`: sets the recipients of the store or of a folder and
 /// re-encrypts what they change; a single empty id removes the folder's `.gpg-id`.
 enum InitCommand {
+    /// `init`.
+    static let command = Command(
+        names: ["init"], options: [.value("p", "path", "set the recipients of this subfolder only")],
+        usage: "[--path=subfolder,-p subfolder] gpg-id...", operands: .recipients,
+        help: { _ in
+            [
+                "Initialize new password storage and use gpg-id for encryption.",
+                "Selectively reencrypt existing passwords using new gpg-id.",
+            ]
+        }, passHead: "init [--path=subfolder,-p subfolder] gpg-id...", run: run)
+
     /// Runs the command.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
-        let (parsed, failed) = invocation.parseOptions(
-            arguments, [.init(short: UInt8(ascii: "p"), long: "path", argument: .required)])
+        let (parsed, failed) = invocation.parseOptions(arguments, Self.command.options)
         let subfolder = parsed.options.last(where: { $0.name == "path" })?.value ?? ""
         if failed || parsed.operands.isEmpty {
             throw invocation.usage("[--path=subfolder,-p subfolder] gpg-id...")

@@ -9,15 +9,24 @@ import Coffer
 /// `insert`, `add [--echo,-e | --multiline,-m] [--force,-f] pass-name`: stores a password typed twice
 /// (hidden), once (echoed), or everything on standard input (multiline).
 enum InsertCommand {
+    /// `insert`, `add`.
+    static let command = Command(
+        names: ["insert", "add"],
+        options: [
+            .flag("m", "multiline", "read lines until the end of input"),
+            .flag("e", "echo", "read one line and echo it"), .flag("f", "force", "overwrite without asking"),
+        ], usage: "[--echo,-e | --multiline,-m] [--force,-f] pass-name",
+        help: { _ in
+            [
+                "Insert new password. Optionally, echo the password back to the console",
+                "during entry. Or, optionally, the entry may be multiline. Prompt before",
+                "overwriting existing password unless forced.",
+            ]
+        }, passHead: "insert [--echo,-e | --multiline,-m] [--force,-f] pass-name", run: run)
+
     /// Runs the command.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
-        let (parsed, failed) = invocation.parseOptions(
-            arguments,
-            [
-                .init(short: UInt8(ascii: "m"), long: "multiline", argument: .none),
-                .init(short: UInt8(ascii: "e"), long: "echo", argument: .none),
-                .init(short: UInt8(ascii: "f"), long: "force", argument: .none),
-            ])
+        let (parsed, failed) = invocation.parseOptions(arguments, Self.command.options)
         let multiline = parsed.has("multiline")
         let echo = parsed.has("echo")
         if failed || (multiline && echo) || parsed.operands.count != 1 {

@@ -2,14 +2,19 @@ import Coffer
 
 /// `rm`, `remove`, `delete [--recursive,-r] [--force,-f] pass-name`: removes an entry or a folder.
 enum RemoveCommand {
+    /// `rm`, `remove`, `delete`.
+    static let command = Command(
+        names: ["rm", "remove", "delete"],
+        options: [
+            .flag("r", "recursive", "remove a folder and its contents"),
+            .flag("f", "force", "remove without asking"),
+        ], usage: "[--recursive,-r] [--force,-f] pass-name",
+        help: { _ in ["Remove existing password or directory, optionally forcefully."] },
+        passHead: "rm [--recursive,-r] [--force,-f] pass-name", run: run)
+
     /// Runs the command.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
-        let (parsed, _) = invocation.parseOptions(
-            arguments,
-            [
-                .init(short: UInt8(ascii: "r"), long: "recursive", argument: .none),
-                .init(short: UInt8(ascii: "f"), long: "force", argument: .none),
-            ])
+        let (parsed, _) = invocation.parseOptions(arguments, Self.command.options)
         // pass checks only the count here: a bad option is reported, then the removal goes on.
         guard parsed.operands.count == 1 else {
             throw invocation.usage("[--recursive,-r] [--force,-f] pass-name")

@@ -6,15 +6,33 @@ enum ShowCommand {
     static let synopsis =
         "[--clip[=line-number],-c[line-number]] [--qrcode[=line-number],-q[line-number]] [pass-name]"
 
+    /// The options of `show` and `ls`, in pass's order (`--revision` is coffer's).
+    static let options: [OptionParser.Option] = [
+        .optionalValue("q", "qrcode", "show line N (1) as a QR code"),
+        .optionalValue("c", "clip", "copy line N (1) to the clipboard"),
+        .value("r", "revision", "show the entry as it was at a git revision"),
+    ]
+
+    /// `show`.
+    static let command = Command(
+        names: ["show"], options: options, usage: synopsis,
+        help: { invocation in
+            [
+                "Show existing password and optionally put it on the clipboard.",
+                "If put on the clipboard, it will be cleared in \(invocation.clipTime) seconds.",
+                "With --revision,-r rev, show pass-name as it was in the git revision rev.",
+            ]
+        }, passHead: "[show] [--clip[=line-number],-c[line-number]] pass-name",
+        passLines: { invocation in
+            [
+                "        Show existing password and optionally put it on the clipboard.",
+                "        If put on the clipboard, it will be cleared in \(invocation.clipTime) seconds.",
+            ]
+        }, run: run)
+
     /// Runs the command.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
-        let (parsed, failed) = invocation.parseOptions(
-            arguments,
-            [
-                .init(short: UInt8(ascii: "q"), long: "qrcode", argument: .optional),
-                .init(short: UInt8(ascii: "c"), long: "clip", argument: .optional),
-                .init(short: UInt8(ascii: "r"), long: "revision", argument: .required),
-            ])
+        let (parsed, failed) = invocation.parseOptions(arguments, options)
         var clip = false
         var qrcode = false
         var selectedLine = ""
@@ -61,7 +79,7 @@ enum ShowCommand {
             var listing = TreeListing(environment: invocation.environment)
             standardOutput.write(bytes: listing.render(invocation.prefix + "/" + path))
         } else if path.isEmpty {
-            throw Exit.die("Error: password store is empty. Try \"pass init\".")
+            throw Exit.die("Error: password store is empty. Try \"\(invocation.program) init\".")
         } else {
             throw Exit.die("Error: \(path) is not in the password store.")
         }
@@ -101,4 +119,12 @@ enum ShowCommand {
             return SecureBytes(bytes[start..<end].filter { $0 != 0 })
         }
     }
+}
+
+/// `ls`, `list`: the tree of the store or of a folder (``ShowCommand`` does the work).
+enum ListCommand {
+    /// `ls`, `list`.
+    static let command = Command(
+        names: ["ls", "list"], options: ShowCommand.options, usage: "[subfolder]", operands: .folders,
+        help: { _ in ["List passwords."] }, passHead: "[ls] [subfolder]", run: ShowCommand.run)
 }

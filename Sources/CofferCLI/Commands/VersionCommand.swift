@@ -1,10 +1,17 @@
-/// `version`, `--version`: pass's banner.
+import Coffer
+
+/// `version`, `--version`: coffer's version, or pass's banner under the name `pass`.
 ///
-/// The banner is pass 1.7.4's, byte for byte: tools that drive pass (QtPass, keyring backends) look for
-/// its `pass: the standard unix password manager` line and its `v1.7.4`, and `help` starts with it.
+/// Tools that drive pass (QtPass, keyring backends) look for the banner's
+/// `pass: the standard unix password manager` line, so coffer installed as `pass` prints it byte for byte.
 enum VersionCommand {
-    /// The banner, ending with a newline.
-    static let banner = """
+    /// `version`.
+    static let command = Command(
+        names: ["version"], usage: "", operands: .none, help: { _ in ["Show version information."] },
+        passHead: "version", run: { _, invocation in run(invocation) })
+
+    /// pass 1.7.4's banner, ending with a newline.
+    static let passBanner = """
         ============================================
         = pass: the standard unix password manager =
         =                                          =
@@ -18,8 +25,15 @@ enum VersionCommand {
 
         """
 
-    /// Prints the banner.
-    static func run() {
-        standardOutput.write(banner)
+    /// coffer's own banner: its version and what it is, ending with a newline.
+    static let cofferBanner = """
+        coffer \(CofferVersion.current): a password store that pass can read, and a keychain for programs
+        (a drop-in for pass \(CofferVersion.passCompatibility))
+
+        """
+
+    /// Prints the banner for the name the program was called by.
+    static func run(_ invocation: Invocation) {
+        standardOutput.write(invocation.speaksAsPass ? passBanner : cofferBanner)
     }
 }

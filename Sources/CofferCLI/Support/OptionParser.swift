@@ -7,7 +7,7 @@
 /// the caller decides (pass prints the messages, then its usage line only for some commands).
 struct OptionParser {
     /// Whether an option takes a value.
-    enum ArgumentKind {
+    enum ArgumentKind: Sendable {
         /// `-f`, `--force`.
         case none
         /// `-p sub`, `-psub`, `--path sub`, `--path=sub`.
@@ -17,13 +17,30 @@ struct OptionParser {
     }
 
     /// One option a command accepts.
-    struct Option {
+    struct Option: Sendable {
         /// The short letter, if any.
         var short: UInt8?
         /// The long name without `--`, if any.
         var long: String?
         /// Whether it takes a value.
         var argument: ArgumentKind
+        /// What it does, in a few words (for help and completions).
+        var summary: String = ""
+
+        /// `-x`/`--long`, without a value.
+        static func flag(_ short: Character?, _ long: String, _ summary: String) -> Option {
+            Option(short: short?.asciiValue, long: long, argument: .none, summary: summary)
+        }
+
+        /// `-x VALUE`/`--long=VALUE`.
+        static func value(_ short: Character?, _ long: String, _ summary: String) -> Option {
+            Option(short: short?.asciiValue, long: long, argument: .required, summary: summary)
+        }
+
+        /// `-xVALUE`/`--long[=VALUE]`: the value is optional and never the next argument.
+        static func optionalValue(_ short: Character?, _ long: String, _ summary: String) -> Option {
+            Option(short: short?.asciiValue, long: long, argument: .optional, summary: summary)
+        }
     }
 
     /// The outcome of a parse.
@@ -156,5 +173,12 @@ struct OptionParser {
                 return
             }
         }
+    }
+}
+
+extension OptionParser.Result {
+    /// The value of the last `name` option given, if any.
+    func value(_ name: String) -> String? {
+        options.last { $0.name == name }?.value ?? nil
     }
 }

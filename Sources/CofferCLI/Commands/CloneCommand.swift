@@ -1,0 +1,32 @@
+import Coffer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `clone URL [--path DIR]`: clones a store, installs the merge driver, checks the keys.
+enum CloneCommand {
+    /// `clone`.
+    static let command = Command(
+        names: ["clone"], options: [.value("p", "path", "clone into this folder instead of the store")],
+        usage: "url [--path,-p dir]", origin: .coffer, operands: .url,
+        help: { _ in ["Clone a store and set up the entry merge driver."] }, run: run)
+
+    /// Runs the command.
+    static func run(_ arguments: [String], _ invocation: Invocation) throws {
+        let (parsed, failed) = invocation.parseOptions(arguments, Self.command.options)
+        guard !failed, parsed.operands.count == 1 else { throw invocation.usage("URL [--path,-p DIR]") }
+        var configuration = invocation.store.configuration
+        if let path = parsed.value("path") { configuration.root = StoreConfiguration(root: path).root }
+        let store = PasswordStore(configuration: configuration)
+        let unreadable = try store.clone(from: parsed.operands[0], mergeDriver: ownExecutable)
+        standardOutput.line("Cloned \(parsed.operands[0]) into \(store.root).")
+        if !unreadable.isEmpty {
+            standardError.line(
+                "Warning: no secret key for \(unreadable.joined(separator: ", ")) is in your keyring; "
+                    + "its entries will not decrypt here.")
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Coffer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `fsck [--fix]`: checks the store; one line per finding; non-zero exit when something is wrong.
+enum FsckCommand {
+    /// `fsck`.
+    static let command = Command(
+        names: ["fsck"], options: [.flag("f", "fix", "repair what can be repaired")], usage: "[--fix,-f]",
+        origin: .coffer, operands: .none,
+        help: { _ in ["Check permissions, recipients, decryption and git state; optionally repair."] },
+        run: run)
+
+    /// Runs the command.
+    static func run(_ arguments: [String], _ invocation: Invocation) throws {
+        let (parsed, failed) = invocation.parseOptions(arguments, Self.command.options)
+        guard !failed, parsed.operands.isEmpty else { throw invocation.usage("[--fix,-f]") }
+        let meter = ProgressMeter(label: "checking", environment: invocation.environment)
+        defer { meter.clear() }
+        let fix = parsed.has("fix")
+        let findings = try invocation.storeShowingProgress(meter).check(fix: fix)
+        meter.clear()
+        for finding in findings { standardOutput.line(finding.description) }
+        // Plaintext an edit killed with SIGKILL left in its private folder.
+        var leftovers: [String] = []
+        for parent in SecureTemporaryFolder.parents(environment: invocation.environment) {
+            leftovers +=
+                fix
+                ? SecureTemporaryFolder.removeAbandoned(in: parent)
+                : SecureTemporaryFolder.abandoned(in: parent)
+        }
+        for path in leftovers {
+            standardOutput.line("\(path): plaintext left by an interrupted edit\(fix ? " (fixed)" : "")")
+        }
+        if findings.contains(where: { !$0.fixed }) || (!fix && !leftovers.isEmpty) { throw Exit(1) }
+    }
+}
