@@ -55,7 +55,7 @@ struct CommandRegistryTests {
     func cofferHelpListsEveryCommand() throws {
         let (coffer, _) = try Self.outputs(["help"], as: "coffer")
         #expect(coffer.status == 0)
-        #expect(coffer.text.hasPrefix("coffer \(CofferVersion.current): "))
+        #expect(coffer.text.hasPrefix("coffer \(CofferRelease.version): "))
         for command in CommandRegistry.visible {
             #expect(
                 coffer.text.contains("    coffer \(command.name) \(command.usage)".trimmingTrailingSpaces),
@@ -64,7 +64,7 @@ struct CommandRegistryTests {
         }
         #expect(!coffer.text.contains("git-merge-driver"))
         let version = try Self.outputs(["--version"], as: "coffer").coffer
-        #expect(version.text.contains(CofferVersion.current))
+        #expect(version.text.contains(CofferRelease.version))
     }
 
     @Test("COMMAND --help and help COMMAND print that command's usage")

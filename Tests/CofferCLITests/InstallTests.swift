@@ -95,7 +95,7 @@ struct InstallTests {
         let version = try TestProcess.run(
             [destination + "/usr/bin/coffer", "--version"], environment: environment)
         #expect(version.status == 0)
-        #expect(version.outputText.hasPrefix("coffer \(CofferVersion.current): "))
+        #expect(version.outputText.hasPrefix("coffer \(CofferRelease.version): "))
         var manEnvironment = environment
         manEnvironment["MANPAGER"] = "cat"
         manEnvironment["MANWIDTH"] = "80"

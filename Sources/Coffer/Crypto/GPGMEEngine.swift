@@ -179,7 +179,7 @@ public struct GPGMEEngine: CryptoEngine {
     }
 
     /// The encryption subkeys gpg picks for the recipients, after expanding gpg.conf groups: for each
-    /// key the newest valid encryption subkey (see ``KeyInfo/encryptionSubkey(now:)``), and for a
+    /// key the newest valid encryption subkey (as `KeyInfo.encryptionSubkey(now:)` chooses), and for a
     /// recipient written `ID!` exactly that subkey.
     public func encryptionKeyIDs(for recipients: [String]) throws -> Set<String> {
         let groups = GPGGroups.load(homeDirectory: options.homeDirectory)

@@ -9,13 +9,13 @@
 /// field (or overlapping free text) differently, the result keeps both between conflict markers, which
 /// stay inside the encrypted entry until a person resolves them with `coffer edit`. Line 1 stays a
 /// password even then: when both sides changed it, it is `ours`, and the conflict follows it.
-public enum EntryMerge {
+package enum EntryMerge {
     /// The merged text and whether it holds conflicts.
-    public struct Result: Sendable, Equatable {
+    package struct Result: Sendable, Equatable {
         /// The merged entry.
-        public let bytes: [UInt8]
+        package let bytes: [UInt8]
         /// Whether conflict markers were written.
-        public let hasConflicts: Bool
+        package let hasConflicts: Bool
     }
 
     /// The marker lines, as git writes them.
@@ -24,7 +24,7 @@ public enum EntryMerge {
     static let theirsMarker = Array(">>>>>>> theirs".utf8)
 
     /// Merges `ours` and `theirs`, both descended from `base` (empty when there is none).
-    public static func merge(base: [UInt8], ours: [UInt8], theirs: [UInt8]) -> Result {
+    package static func merge(base: [UInt8], ours: [UInt8], theirs: [UInt8]) -> Result {
         if ours == theirs || theirs == base { return Result(bytes: ours, hasConflicts: false) }
         if ours == base { return Result(bytes: theirs, hasConflicts: false) }
         // Lines keep their `\r`; the text after the last `\n` is a last (possibly empty) line.
@@ -101,7 +101,7 @@ public enum EntryMerge {
     /// Whether decrypted entry text holds conflict markers left by a merge.
     ///
     /// Generic over the bytes so that a caller can scan a ``SecureBytes`` in place, without a copy.
-    public static func containsConflict<Bytes: BidirectionalCollection>(_ bytes: Bytes) -> Bool
+    package static func containsConflict<Bytes: BidirectionalCollection>(_ bytes: Bytes) -> Bool
     where Bytes.Element == UInt8 {
         var sawOurs = false
         var sawSeparator = false

@@ -1,24 +1,6 @@
 extension GitRepository {
-    /// One commit that touched an entry.
-    public struct Commit: Sendable, Equatable {
-        /// The abbreviated hash.
-        public let shortHash: String
-        /// The full hash.
-        public let hash: String
-        /// The author date, `YYYY-MM-DD HH:MM:SS +ZZZZ`.
-        public let date: String
-        /// The author's name.
-        public let author: String
-        /// The first line of the message.
-        public let subject: String
-        /// The path of the file in that commit, relative to the top of the work tree.
-        public let path: String
-        /// How the commit changed the file: `A` added, `M` modified, `D` deleted, `R` renamed (git's letter).
-        public let status: String
-    }
-
     /// The top folder of the work tree.
-    public func topLevel() throws -> String {
+    package func topLevel() throws -> String {
         try run(["rev-parse", "--show-toplevel"]).outputText
     }
 
@@ -28,8 +10,8 @@ extension GitRepository {
     /// other recipients changes every byte, so where git's history of a path starts with the path being
     /// added, the commit is looked at: when it removed entries, the history goes on with the one it
     /// was renamed from (the only one, or the one whose trailing path parts match best).
-    public func history(of path: String) throws -> [Commit] {
-        var commits: [Commit] = []
+    package func history(of path: String) throws -> [EntryCommit] {
+        var commits: [EntryCommit] = []
         var current = path
         var start = "HEAD"
         for _ in 0..<64 {
@@ -67,14 +49,14 @@ extension GitRepository {
     }
 
     /// git's own `log --follow` of `path` from `revision`.
-    private func history(of path: String, from revision: String) throws -> [Commit] {
+    private func history(of path: String, from revision: String) throws -> [EntryCommit] {
         // -z: names come unquoted whatever bytes they hold; the header ends with a NUL, then each
         // name-status entry is `STATUS NUL PATH NUL` (`R100 NUL OLD NUL NEW NUL` for a rename).
         let output = try run([
             "log", "-z", "--follow", "--name-status", "--date=iso",
             "--format=%x1e%h%x1f%H%x1f%ad%x1f%an%x1f%s", revision, "--", path,
         ]).standardOutput
-        var commits: [Commit] = []
+        var commits: [EntryCommit] = []
         for record in output.split(separator: 0x1e) {
             let parts = record.split(separator: 0, omittingEmptySubsequences: false).map {
                 String(decoding: $0, as: UTF8.self)
@@ -85,7 +67,7 @@ extension GitRepository {
             let changes = parts.dropFirst().map { $0.hasPrefix("\n") ? String($0.dropFirst()) : $0 }
                 .filter { !$0.isEmpty }
             commits.append(
-                Commit(
+                EntryCommit(
                     shortHash: fields[0], hash: fields[1], date: fields[2], author: fields[3],
                     subject: fields[4], path: changes.last ?? path,
                     status: changes.first.map { String($0.prefix(1)) } ?? ""))
@@ -94,7 +76,7 @@ extension GitRepository {
     }
 
     /// The full hash of `revision`, or `nil` when it names no commit.
-    public func resolve(_ revision: String) -> String? {
+    package func resolve(_ revision: String) -> String? {
         guard
             let output = try? run([
                 "rev-parse", "--verify", "--quiet", "--end-of-options", revision + "^{commit}",
@@ -104,13 +86,13 @@ extension GitRepository {
     }
 
     /// The bytes of `path` (relative to the top) as committed in `revision`, or `nil` when absent there.
-    public func contents(of path: String, at revision: String) throws -> [UInt8]? {
+    package func contents(of path: String, at revision: String) throws -> [UInt8]? {
         let output = try runUnchecked(["cat-file", "blob", "\(revision):\(path)"])
         return output.status == 0 ? output.standardOutput : nil
     }
 
     /// Whether `ancestor` is `descendant` or one of its ancestors.
-    public func isAncestor(_ ancestor: String, of descendant: String) -> Bool {
+    package func isAncestor(_ ancestor: String, of descendant: String) -> Bool {
         (try? runUnchecked(["merge-base", "--is-ancestor", ancestor, descendant]).status) == 0
     }
 
@@ -121,7 +103,7 @@ extension GitRepository {
     ///
     /// Nothing is committed, so the shared tree stays exactly as pass makes it, and a clone where coffer
     /// is not installed keeps git's ordinary conflict for binary files.
-    public func installMergeDriver(executable: String) throws {
+    package func installMergeDriver(executable: String) throws {
         let quoted = "'" + executable.replacing("'", with: "'\\''") + "'"
         try run(["config", "--local", "merge.coffer.name", "coffer: merge decrypted entries field by field"])
         try run(["config", "--local", "merge.coffer.driver", "\(quoted) git-merge-driver %O %A %B %P"])
@@ -135,4 +117,22 @@ extension GitRepository {
         try FileSystem.makeDirectories(FileSystem.parent(of: attributes), mode: 0o700)
         try FileSystem.atomicWrite(attributes, bytes: Array(updated.utf8), mode: 0o600)
     }
+}
+
+/// One commit that touched an entry.
+public struct EntryCommit: Sendable, Equatable {
+    /// The abbreviated hash.
+    public let shortHash: String
+    /// The full hash.
+    public let hash: String
+    /// The author date, `YYYY-MM-DD HH:MM:SS +ZZZZ`.
+    public let date: String
+    /// The author's name.
+    public let author: String
+    /// The first line of the message.
+    public let subject: String
+    /// The path of the file in that commit, relative to the top of the work tree.
+    public let path: String
+    /// How the commit changed the file: `A` added, `M` modified, `D` deleted, `R` renamed (git's letter).
+    public let status: String
 }

@@ -8,9 +8,9 @@
 ///
 /// Every call runs with the variables pass unsets removed and `GIT_CEILING_DIRECTORIES` set to the
 /// store's parent, so git never finds a repository above the store.
-public struct GitRepository: Sendable {
+package struct GitRepository: Sendable {
     /// Where git's own output goes.
-    public enum Output: Sendable {
+    package enum Output: Sendable {
         /// Collected and dropped (library use); failures still throw with git's message.
         case quiet
         /// Written to this process's standard output and error, as pass does.
@@ -19,23 +19,23 @@ public struct GitRepository: Sendable {
 
     /// The folder git is run in (`git -C`): the top of the work tree, which exists whatever a change
     /// removes below it.
-    public let directory: String
+    package let directory: String
     /// The store root, used for `GIT_CEILING_DIRECTORIES`.
-    public let storeRoot: String
+    package let storeRoot: String
     /// The environment git starts from (before pass's changes); `nil` means this process's own.
-    public let baseEnvironment: [String: String]?
+    package let baseEnvironment: [String: String]?
     /// How long a commit waits for another git working in the repository, in seconds.
-    public var lockTimeout: Double = 120
+    package var lockTimeout: Double = 120
 
     /// A repository rooted at `directory`, for a store at `storeRoot`.
-    public init(directory: String, storeRoot: String, environment: [String: String]? = nil) {
+    package init(directory: String, storeRoot: String, environment: [String: String]? = nil) {
         self.directory = directory
         self.storeRoot = storeRoot
         self.baseEnvironment = environment
     }
 
     /// The variables pass removes before running git.
-    public static let unsetVariables: Set<String> = [
+    package static let unsetVariables: Set<String> = [
         "GIT_DIR", "GIT_WORK_TREE", "GIT_NAMESPACE", "GIT_INDEX_FILE", "GIT_INDEX_VERSION",
         "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
     ]
@@ -43,7 +43,7 @@ public struct GitRepository: Sendable {
     /// The repository containing `path`, found as pass finds it (the nearest existing folder at or above
     /// `path`'s folder, inside a work tree no higher than the store root), run from the top of that work
     /// tree. `nil` when there is none.
-    public static func containing(
+    package static func containing(
         _ path: String, storeRoot: String, environment: [String: String]? = nil
     ) -> GitRepository? {
         var directory = FileSystem.parent(of: path)
@@ -56,7 +56,7 @@ public struct GitRepository: Sendable {
 
     /// `path` as git is given it: relative to ``directory`` when it lies below it (`.` for the folder
     /// itself), so that it names the same file whatever symlinks lead to the work tree.
-    public func pathspec(_ path: String) -> String {
+    package func pathspec(_ path: String) -> String {
         if path == directory || path == directory + "/" { return "." }
         guard path.hasPrefix(directory + "/") else { return path }
         return String(path.dropFirst(directory.count + 1))
@@ -78,7 +78,7 @@ public struct GitRepository: Sendable {
     /// Coffer's own git steps name entries, never patterns, so `literalPathspecs` (the default) sets
     /// `GIT_LITERAL_PATHSPECS`: an entry called `certs/*.example.com` is that file and no other. The
     /// person's own `coffer git ...` commands run without it.
-    public func environment(extra: [String: String] = [:], literalPathspecs: Bool = true) -> [String] {
+    package func environment(extra: [String: String] = [:], literalPathspecs: Bool = true) -> [String] {
         var variables = baseEnvironment ?? StoreConfiguration.processEnvironment()
         for name in Self.unsetVariables { variables[name] = nil }
         variables["GIT_CEILING_DIRECTORIES"] = storeRoot + "/.."
@@ -226,7 +226,7 @@ public struct GitRepository: Sendable {
 
     /// The git operation left unfinished in this repository (`rebase`, `am`, `merge`, `cherry-pick` or
     /// `revert`: stopped on a conflict, or its git was killed), or `nil` when there is none.
-    public func unfinishedOperation() -> String? {
+    package func unfinishedOperation() -> String? {
         guard let gitDirectory = gitDirectory() else { return nil }
         if SyncIntegration.Record.read(self) != nil { return "sync" }
         let markers = [
@@ -238,7 +238,7 @@ public struct GitRepository: Sendable {
 
     /// Throws when a git operation is unfinished: committing in the middle of it would put the store's
     /// change on a detached or half-merged history, so coffer asks for it to be finished first.
-    public func ensureNoUnfinishedOperation() throws {
+    package func ensureNoUnfinishedOperation() throws {
         guard let operation = unfinishedOperation() else { return }
         if operation == "sync" {
             throw CofferError(

@@ -1,6 +1,6 @@
 extension PasswordStore {
     /// The store's own repository (at its root), or an error saying how to make one.
-    public func rootRepository() throws -> GitRepository {
+    package func rootRepository() throws -> GitRepository {
         guard let repository = git(for: root + "/.gpg-id"), FileSystem.kind(root + "/.git") != .missing else {
             throw CofferError(
                 .notAGitRepository, "the password store is not a git repository; make it one with git init")
@@ -14,7 +14,7 @@ extension PasswordStore {
     }
 
     /// The commits that touched entry `name`, newest first, following renames.
-    public func history(_ name: String) throws -> [GitRepository.Commit] {
+    public func history(_ name: String) throws -> [EntryCommit] {
         try EntryName.validate(name)
         let repository = try rootRepository()
         let commits = try repository.history(of: repositoryPath(of: name, in: repository))

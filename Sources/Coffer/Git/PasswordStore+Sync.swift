@@ -182,7 +182,7 @@ extension PasswordStore {
 
     /// The merge driver: merges three encrypted versions of an entry into `ours`, re-encrypted to the
     /// recipients of `path` (relative to the store root). Returns `false` when a conflict was kept inside.
-    public func mergeEntry(base: String, ours: String, theirs: String, path: String) throws -> Bool {
+    package func mergeEntry(base: String, ours: String, theirs: String, path: String) throws -> Bool {
         let name = path.hasSuffix(".gpg") ? String(path.dropLast(4)) : path
         func decrypt(_ file: String) throws -> SecureBytes {
             let bytes = try FileSystem.readFile(file)

@@ -1,14 +1,14 @@
 /// The rules for entry names, shared by the store, the keychain and the command line.
-public enum EntryName {
+package enum EntryName {
     /// Whether `name` is what pass calls a sneaky path: it climbs out with `..`.
     ///
     /// pass refuses arguments matching `/..$`, `^../`, `/../` or `^..$`.
-    public static func isSneaky(_ name: String) -> Bool {
+    package static func isSneaky(_ name: String) -> Bool {
         name == ".." || name.hasPrefix("../") || name.hasSuffix("/..") || name.contains("/../")
     }
 
     /// Checks a name given to the store; throws ``CofferError/Code/invalidName`` with pass's message.
-    public static func validate(_ name: String) throws {
+    package static func validate(_ name: String) throws {
         if isSneaky(name) {
             throw CofferError(.invalidName, "You've attempted to pass a sneaky path to pass. Go home.")
         }
@@ -20,7 +20,7 @@ public enum EntryName {
     /// Checks a name the store is about to create: besides ``validate(_:)``, no control characters
     /// (a newline in a file name breaks every tool that reads names line by line) and no component
     /// longer than the 255 bytes a file name may have.
-    public static func validateNew(_ name: String) throws {
+    package static func validateNew(_ name: String) throws {
         try validate(name)
         if name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) {
             throw CofferError(
@@ -36,12 +36,12 @@ public enum EntryName {
 
     /// Whether `name` means the store's root folder itself (`""`, `.`, `./`, `/`), which nothing may
     /// remove, move or copy.
-    public static func isStoreRoot(_ name: String) -> Bool {
+    package static func isStoreRoot(_ name: String) -> Bool {
         name.split(separator: "/").allSatisfy { $0 == "." }
     }
 
     /// Whether the last part of `name` is `.` (`web/.`, `./`), a folder `rm` and `mv` refuse to touch.
-    public static func endsInDot(_ name: String) -> Bool {
+    package static func endsInDot(_ name: String) -> Bool {
         name.split(separator: "/").last == "."
     }
 

@@ -1,8 +1,8 @@
 /// The `.gpg-id` format: one recipient a line, `#` starts a comment, blank lines and surrounding
 /// blanks ignored, as pass reads it.
-public enum GPGIDFile {
+package enum GPGIDFile {
     /// The recipients listed in the bytes of a `.gpg-id` file, in order.
-    public static func parse(_ bytes: [UInt8]) -> [String] {
+    package static func parse(_ bytes: [UInt8]) -> [String] {
         bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).compactMap { line in
             let content = line.prefix { $0 != UInt8(ascii: "#") }
             let id = content.drop(while: isBlank).reversed().drop(while: isBlank).reversed()
@@ -24,7 +24,7 @@ extension GPGIDFile {
     ///
     /// The result keeps `ours`' lines, then `theirs`' additions; a line that stands for some kept and
     /// some removed keys is replaced by `name` of each kept key. Blank lines and comments go.
-    public static func merge(
+    package static func merge(
         base: [UInt8], ours: [UInt8], theirs: [UInt8], keys: (String) -> [String]?, name: (String) -> String
     ) -> [UInt8] {
         func members(_ bytes: [UInt8]) -> [(line: String, keys: [String])] {

@@ -1,10 +1,10 @@
 /// A shell-style pattern (`*`, `?`, `[...]`, `|` between alternatives), as `tree -P` matches names.
-public struct GlobPattern: Sendable {
+package struct GlobPattern: Sendable {
     private let alternatives: [[UInt8]]
     private let caseInsensitive: Bool
 
     /// Compiles `pattern`; with `caseInsensitive` ASCII letters match either case.
-    public init(_ pattern: String, caseInsensitive: Bool = false) {
+    package init(_ pattern: String, caseInsensitive: Bool = false) {
         self.caseInsensitive = caseInsensitive
         alternatives = pattern.split(separator: "|", omittingEmptySubsequences: false).map {
             caseInsensitive ? Array($0.utf8).map(Self.lowered) : Array($0.utf8)
@@ -12,7 +12,7 @@ public struct GlobPattern: Sendable {
     }
 
     /// Whether `name` matches one of the alternatives.
-    public func matches(_ name: String) -> Bool {
+    package func matches(_ name: String) -> Bool {
         let text = caseInsensitive ? Array(name.utf8).map(Self.lowered) : Array(name.utf8)
         return alternatives.contains { Self.match($0[...], text[...]) }
     }

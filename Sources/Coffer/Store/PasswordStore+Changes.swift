@@ -81,7 +81,7 @@ extension PasswordStore {
     /// component (`/s//a` for `/s//a/b`), the last one as `path` itself, trailing slashes included.
     /// pass runs this before every write (`mkdir -p -v "$PREFIX/$(dirname -- NAME)"`), so the command line
     /// calls it where pass does.
-    public func makeFolders(_ path: String, onEvent: (StoreEvent) -> Void = { _ in }) throws {
+    package func makeFolders(_ path: String, onEvent: (StoreEvent) -> Void = { _ in }) throws {
         let bytes = Array(path.utf8)
         var prefixes: [String] = []
         var index = 0

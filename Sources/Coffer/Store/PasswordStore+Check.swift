@@ -42,7 +42,7 @@ extension PasswordStore {
     /// Checks the whole store: permissions, recipients against `.gpg-id`, that every entry decrypts,
     /// stray temporary files, `.gpg-id` signatures, merge conflicts and git state.
     ///
-    /// Entries are decrypted on several threads (``Parallel``); findings come in the order of a walk of
+    /// Entries are decrypted on several threads (on every core); findings come in the order of a walk of
     /// the store. With `fix`, mis-encrypted entries are re-encrypted (one at a time, like
     /// ``reencrypt(_:onEvent:)``), permissions tightened and stray files removed.
     public func check(fix: Bool = false) throws -> [StoreFinding] {

@@ -16,7 +16,7 @@ public struct PasswordStore: Sendable {
     public let engine: any CryptoEngine
 
     /// Where the output of git commits goes (the CLI shows it, as pass does; the library keeps quiet).
-    public var gitOutput: GitRepository.Output = .quiet
+    package var gitOutput: GitRepository.Output = .quiet
 
     /// Told `(done, total)` after each entry of bulk work (re-encryption, ``check(fix:)``), on the calling
     /// thread, so a program can show progress; `nil` by default.
@@ -72,7 +72,7 @@ public struct PasswordStore: Sendable {
 
     /// Checks that entry `name` can be created in this store: ``EntryName/validateNew(_:)``, and a full
     /// path the system can open (under `PATH_MAX`), so nothing is created for a name that cannot be written.
-    public func validateNewName(_ name: String) throws {
+    package func validateNewName(_ name: String) throws {
         try EntryName.validateNew(name)
         let length = entryPath(EntryName.trimmed(name)).utf8.count
         if length >= Int(PATH_MAX) {
@@ -138,7 +138,7 @@ public struct PasswordStore: Sendable {
     /// The nearest `.gpg-id` file at or above `folder`, spelled as pass spells it.
     ///
     /// pass starts from `<root>/<dirname of the entry>`, so an entry at the top gives `<root>/./.gpg-id`.
-    public func gpgIDFile(forFolder folder: String) -> String? {
+    package func gpgIDFile(forFolder folder: String) -> String? {
         let trimmed = EntryName.trimmed(folder)
         var current = root + "/" + (trimmed.isEmpty ? "." : trimmed)
         while current != root && !FileSystem.isFile(current + "/.gpg-id") {
@@ -183,7 +183,7 @@ public struct PasswordStore: Sendable {
 
     /// pass's `verify_file`: with `PASSWORD_STORE_SIGNING_KEY` set, `file` must have a valid detached
     /// signature `FILE.sig` by one of the signing keys (pass checks `.gpg-id` files and extensions so).
-    public func verifySignature(of file: String) throws {
+    package func verifySignature(of file: String) throws {
         try verifyRecipientsFile(file)
     }
 
@@ -313,7 +313,7 @@ public struct PasswordStore: Sendable {
     }
 
     /// The git repository that holds `path`, found as pass finds it, or `nil`.
-    public func git(for path: String) -> GitRepository? {
+    package func git(for path: String) -> GitRepository? {
         var repository = GitRepository.containing(
             path, storeRoot: root, environment: configuration.environment)
         repository?.lockTimeout = configuration.lockTimeout

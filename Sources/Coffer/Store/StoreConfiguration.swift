@@ -63,7 +63,7 @@ public struct StoreConfiguration: Sendable, Equatable {
     public var folderMode: mode_t { 0o777 & ~umask }
 
     /// This process's environment as a dictionary.
-    public static func processEnvironment() -> [String: String] {
+    package static func processEnvironment() -> [String: String] {
         ChildProcess.dictionary(ChildProcess.currentEnvironment())
     }
 

@@ -9,9 +9,9 @@
 /// Workers take items in order and run ahead of the consumer by at most a window of items, so memory
 /// stays bounded whatever the number of items, and no worker waits for a slow neighbour: `consume` sees
 /// results in the order of `items`, one at a time, on the calling thread, while the workers go on.
-public enum Parallel {
+package enum Parallel {
     /// The number of workers: the online processors (`COFFER_JOBS` overrides), at least 1.
-    public static var workerCount: Int {
+    package static var workerCount: Int {
         if let value = configuredJobs { return value }
         return max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
     }
@@ -26,7 +26,7 @@ public enum Parallel {
     /// At most `window` (by default four per worker) results are finished or in progress beyond the one
     /// `consume` waits for. Errors thrown by `transform` are handed to `consume` as failed results; an
     /// error thrown by `consume` stops the workers (items already started finish) and is rethrown.
-    public static func forEach<Item: Sendable, Output>(
+    package static func forEach<Item: Sendable, Output>(
         _ items: [Item], workers: Int = workerCount, window: Int? = nil,
         transform: @escaping @Sendable (Item) throws -> Output,
         consume: (Int, Result<Output, any Error>) throws -> Void

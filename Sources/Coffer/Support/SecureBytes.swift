@@ -8,7 +8,7 @@
 ///
 /// Used for every buffer that held plaintext before the memory is given back.
 @inline(never)
-public func wipeMemory(_ pointer: UnsafeMutableRawPointer?, count: Int) {
+package func wipeMemory(_ pointer: UnsafeMutableRawPointer?, count: Int) {
     guard let pointer, count > 0 else { return }
     #if canImport(Glibc)
         explicit_bzero(pointer, count)

@@ -27,8 +27,8 @@ enum VersionCommand {
 
     /// coffer's own banner: its version and what it is, ending with a newline.
     static let cofferBanner = """
-        coffer \(CofferVersion.current): a password store that pass can read, and a keychain for programs
-        (a drop-in for pass \(CofferVersion.passCompatibility))
+        coffer \(CofferRelease.version): a password store that pass can read, and a keychain for programs
+        (a drop-in for pass \(CofferRelease.passCompatibility))
 
         """
 
