@@ -41,8 +41,9 @@ extension PasswordStore {
                 try FileSystem.remove(EntryName.trimmed(target))
                 onEvent(.removedFile(target))
             }
-            // Like pass's `rmdir -p`, also when git fails.
-            defer { removeEmptyFolders(from: FileSystem.parent(of: EntryName.trimmed(target))) }
+            // Like pass's `rmdir -p "${passfile%/*}"`, also when git fails: from an entry's folder up, but
+            // for a folder from the folder itself, which is gone, so its parents stay.
+            defer { removeEmptyFolders(from: String(target[..<(target.lastIndex(of: "/") ?? target.endIndex)])) }
             try commit([target], "Remove \(name) from store.")
 
         }
@@ -65,7 +66,7 @@ extension PasswordStore {
     }
 
     /// Removes `path` and its parents while they are empty, never above the store root (`rmdir -p`).
-    func removeEmptyFolders(from path: String) {
+    package func removeEmptyFolders(from path: String) {
         var current = path
         while current == root || current.hasPrefix(root + "/") {
             guard rmdir(current) == 0 else { return }

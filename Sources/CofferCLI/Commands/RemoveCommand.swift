@@ -36,8 +36,10 @@ enum RemoveCommand {
 
         if !parsed.has("force") { try Terminal.confirm("Are you sure you would like to delete \(path)?") }
         if meansFolder && FileSystem.isDirectory(target) && !recursive {
-            // `rm -f -v DIR/` fails, pass goes on and exits 0 with nothing removed.
+            // `rm -f -v DIR/` fails, pass goes on and exits 0 with nothing removed but what its
+            // `rmdir -p DIR` removes: the folder, when it is empty, and its emptied parents.
             standardError.line("rm: cannot remove \(CoreutilsMessages.quote(target)): Is a directory")
+            invocation.store.removeEmptyFolders(from: String(target.dropLast()))
             return
         }
         do {
