@@ -43,7 +43,9 @@ extension PasswordStore {
             }
             // Like pass's `rmdir -p "${passfile%/*}"`, also when git fails: from an entry's folder up, but
             // for a folder from the folder itself, which is gone, so its parents stay.
-            defer { removeEmptyFolders(from: String(target[..<(target.lastIndex(of: "/") ?? target.endIndex)])) }
+            defer {
+                removeEmptyFolders(from: String(target[..<(target.lastIndex(of: "/") ?? target.endIndex)]))
+            }
             try commit([target], "Remove \(name) from store.")
 
         }
