@@ -53,14 +53,23 @@ extension PasswordStore {
 
     /// Removes a folder depth first in directory order, reporting each item as `rm -rv` does.
     private func removeTree(_ path: String, spelled: String, onEvent: (StoreEvent) -> Void) throws {
-        for name in try FileSystem.contents(of: path, sorted: false) {
-            let child = path + "/" + name
-            let childSpelled = spelled.hasSuffix("/") ? spelled + name : spelled + "/" + name
-            if FileSystem.kind(child) == .directory {
-                try removeTree(child, spelled: childSpelled, onEvent: onEvent)
-            } else {
-                try FileSystem.remove(child)
-                onEvent(.removedFile(childSpelled))
+        // The walk's paths start with `path` and a slash (none added when `path` ends with one).
+        let skipped = path.hasSuffix("/") ? path.utf8.count : path.utf8.count + 1
+        let spelledPrefix = spelled.hasSuffix("/") ? spelled : spelled + "/"
+        func spelling(_ child: String) -> String {
+            spelledPrefix + String(decoding: child.utf8.dropFirst(skipped), as: UTF8.self)
+        }
+        try FileTree.walk(path) { child, item in
+            guard !item.isFolder else { return true }
+            try FileSystem.remove(child)
+            onEvent(.removedFile(spelling(child)))
+            return false
+        } leave: { child, _ in
+            try FileSystem.remove(child)
+            onEvent(.removedFolder(spelling(child)))
+        } failed: { child, failure in
+            if case .unreadable(let number) = failure {
+                throw CofferError(.io, "cannot read folder", path: child, errno: number)
             }
         }
         try FileSystem.remove(path)

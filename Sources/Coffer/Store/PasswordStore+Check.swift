@@ -119,54 +119,50 @@ extension PasswordStore {
                 .found(StoreFinding(kind: kind, path: relative(path), message: message, fixed: fixed)))
         }
 
-        func visit(_ folder: String) throws {
-            for name in try FileSystem.contents(of: folder) {
-                let path = folder + "/" + name
-                if name == ".git" && folder == root { continue }
-                let kind = FileSystem.kind(path)
-                if kind == .symlink { continue }
-                var info = stat()
-                guard lstat(path, &info) == 0 else { continue }
-                let expected = kind == .directory ? configuration.folderMode : configuration.fileMode
-                if info.st_mode & 0o777 & ~expected != 0 {
-                    if fix { chmod(path, info.st_mode & 0o777 & expected) }
-                    found(
-                        .permissions, path,
-                        "mode \(String(info.st_mode & 0o777, radix: 8)), expected at most "
-                            + String(expected, radix: 8), fixed: fix)
+        try FileTree.walk(root, sorted: true, examineFiles: true) { path, item in
+            let name = item.nameString
+            if item.isLink || (name == ".git" && FileSystem.parent(of: path) == root) { return false }
+            let expected = item.isFolder ? configuration.folderMode : configuration.fileMode
+            if item.mode & 0o777 & ~expected != 0 {
+                if fix { chmod(path, item.mode & 0o777 & expected) }
+                found(
+                    .permissions, path,
+                    "mode \(String(item.mode & 0o777, radix: 8)), expected at most "
+                        + String(expected, radix: 8),
+                    fixed: fix)
+            }
+            if item.isFolder { return true }
+            if Self.isStrayTemporaryFile(name) {
+                if fix { unlink(path) }
+                found(.strayFile, path, "temporary file left by an interrupted write", fixed: fix)
+                return false
+            }
+            if name == ".gpg-id", let bytes = try? FileSystem.readFile(path),
+                EntryMerge.containsConflict(bytes)
+            {
+                found(
+                    .conflict, path, "holds merge conflict markers; keep one recipient a line and remove them"
+                )
+            }
+            if name == ".gpg-id" && !configuration.signingKeys.isEmpty
+                && checkedSignatures.insert(path).inserted
+            {
+                do {
+                    try verifyRecipientsFile(path)
+                } catch let error as CofferError {
+                    found(.signature, path, error.message)
                 }
-                if kind == .directory {
-                    try visit(path)
-                    continue
-                }
-                if Self.isStrayTemporaryFile(name) {
-                    if fix { unlink(path) }
-                    found(.strayFile, path, "temporary file left by an interrupted write", fixed: fix)
-                    continue
-                }
-                if name == ".gpg-id", let bytes = try? FileSystem.readFile(path),
-                    EntryMerge.containsConflict(bytes)
-                {
-                    found(
-                        .conflict, path,
-                        "holds merge conflict markers; keep one recipient a line and remove them")
-                }
-                if name == ".gpg-id" && !configuration.signingKeys.isEmpty
-                    && checkedSignatures.insert(path).inserted
-                {
-                    do {
-                        try verifyRecipientsFile(path)
-                    } catch let error as CofferError {
-                        found(.signature, path, error.message)
-                    }
-                }
-                if name == ".gpg-id" {
-                    for problem in recipientProblems(path) { found(.recipients, path, problem) }
-                }
-                if name.hasSuffix(".gpg") { steps.append(.entry(entryCheck(path))) }
+            }
+            if name == ".gpg-id" {
+                for problem in recipientProblems(path) { found(.recipients, path, problem) }
+            }
+            if name.hasSuffix(".gpg") { steps.append(.entry(entryCheck(path))) }
+            return false
+        } failed: { folder, failure in
+            if case .unreadable(let number) = failure {
+                throw CofferError(.io, "cannot read folder", path: folder, errno: number)
             }
         }
-        try visit(root)
 
         // Entries decrypt on every core; findings are gathered in walk order on this thread.
         let entries = steps.enumerated().compactMap { position, step -> (Int, EntryCheck)? in

@@ -201,21 +201,20 @@ extension PasswordStore {
     /// lists them, without symlinks.
     static func entryFiles(at path: String) throws -> [String] {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        switch FileSystem.kind(trimmed) {
+        case .file: return trimmed.lowercased().hasSuffix(".gpg") ? [trimmed] : []
+        case .directory: break
+        default: return []
+        }
         var files: [String] = []
-        func visit(_ current: String) throws {
-            switch FileSystem.kind(current) {
-            case .file:
-                if current.lowercased().hasSuffix(".gpg") { files.append(current) }
-            case .directory:
-                if current.hasSuffix("/.git") { return }
-                for name in try FileSystem.contents(of: current, sorted: false) {
-                    try visit(current + "/" + name)
-                }
-            default:
-                return
+        try FileTree.walk(trimmed) { file, item in
+            if item.isFile && file.lowercased().hasSuffix(".gpg") { files.append(file) }
+            return item.isFolder && item.name != Array(".git".utf8)
+        } failed: { folder, failure in
+            if case .unreadable(let number) = failure {
+                throw CofferError(.io, "cannot read folder", path: folder, errno: number)
             }
         }
-        try visit(trimmed)
         return files
     }
 }

@@ -14,20 +14,24 @@ extension PasswordStore {
         guard FileSystem.isDirectory(path) else {
             throw CofferError(.notFound, "\(subfolder) is not in the password store.")
         }
-        var visited = Set<String>()
+        var ancestors = Set([Self.identity(of: path)])
         return StoreNode(
             name: EntryName.trimmed(subfolder), kind: .folder,
-            children: try children(of: path, visited: &visited, match: nil))
+            children: children(of: path, ancestors: &ancestors))
     }
 
-    /// The pruned tree of items whose name matches any of `terms` as `*term*`, case-insensitively.
+    /// The pruned tree of items whose name contains any of `terms`, ignoring case, as `coffer find` and
+    /// pass's `find` show it.
     ///
-    /// A matching folder is shown whole, as `tree -P ... --matchdirs --prune --ignore-case` does.
+    /// The terms make the pattern `*term1*|*term2*...`, matched as `tree -P PATTERN --matchdirs --prune
+    /// --ignore-case` matches it: files by name, folders by their path as deep as they lie; a matching
+    /// folder is shown with all its direct items, and folders with nothing matching are left out. Links to
+    /// folders are listed without their items, as tree 2.1 draws them in a search.
     public func find(_ terms: [String]) throws -> StoreNode {
-        let patterns = terms.map { GlobPattern("*" + $0 + "*", caseInsensitive: true) }
-        var visited = Set<String>()
-        let children =
-            FileSystem.isDirectory(root) ? try children(of: root, visited: &visited, match: patterns) : []
+        guard FileSystem.isDirectory(root) else { return StoreNode(name: "", kind: .folder) }
+        let pattern = TreePattern.search(terms)
+        var seen = Set([Self.identity(of: root)])
+        let children = search(Array(root.utf8), level: 0, pattern, seen: &seen) ?? []
         return StoreNode(name: "", kind: .folder, children: children)
     }
 
@@ -37,34 +41,84 @@ extension PasswordStore {
         return try list(subfolder).entryNames(prefix: prefix.isEmpty ? "" : prefix + "/")
     }
 
-    private func children(of path: String, visited: inout Set<String>, match: [GlobPattern]?) throws
-        -> [StoreNode]
-    {
-        let real = FileSystem.realPath(path) ?? path
-        guard visited.insert(real).inserted else { return [] }
-        defer { visited.remove(real) }
-        var nodes: [StoreNode] = []
-        for name in try FileSystem.contents(of: path) where !name.hasPrefix(".") {
-            let full = path + "/" + name
-            var linkTarget: String?
-            if FileSystem.kind(full) == .symlink { linkTarget = FileSystem.linkTarget(full) }
-            var info = stat()
-            let resolves = stat(full, &info) == 0
-            let isFolder = resolves && (info.st_mode & S_IFMT) == S_IFDIR
-            let matched = match.map { patterns in patterns.contains { $0.matches(name) } }
-            if isFolder {
-                // A folder whose name matches is shown whole.
-                let inner = try children(of: full, visited: &visited, match: matched == true ? nil : match)
-                if match != nil && matched != true && inner.isEmpty { continue }
-                nodes.append(StoreNode(name: name, kind: .folder, linkTarget: linkTarget, children: inner))
-            } else {
-                if matched == false { continue }
-                let kind: StoreNode.Kind = name.hasSuffix(".gpg") ? .entry : .file
-                let executable = resolves && (info.st_mode & 0o111) != 0
-                nodes.append(
-                    StoreNode(name: name, kind: kind, linkTarget: linkTarget, isExecutable: executable))
-            }
+    /// A file's device and inode (after following links).
+    private struct Identity: Hashable {
+        var device: dev_t
+        var inode: ino_t
+    }
+
+    private static func identity(of path: String) -> Identity {
+        var info = stat()
+        _ = stat(path, &info)
+        return Identity(device: info.st_dev, inode: info.st_ino)
+    }
+
+    /// The visible items of a folder in byte order, links to folders followed unless they lead back to a
+    /// folder on the way down (shown empty then).
+    private func children(of path: String, ancestors: inout Set<Identity>) -> [StoreNode] {
+        guard let items = FileTree.contents(of: Array(path.utf8), hidden: false, examineFiles: true) else {
+            return []
         }
-        return nodes
+        return items.sorted { $0.name.lexicographicallyPrecedes($1.name) }.map { item in
+            guard item.leadsToFolder else { return Self.node(item) }
+            let identity = Identity(device: item.device, inode: item.inode)
+            var node = Self.node(item)
+            if ancestors.insert(identity).inserted {
+                node.children = children(of: path + "/" + item.nameString, ancestors: &ancestors)
+                ancestors.remove(identity)
+            }
+            return node
+        }
+    }
+
+    /// tree's pruned search of one folder `level` deep: its items that match or hold something that does;
+    /// `nil` when there are none or the folder cannot be read.
+    private func search(_ path: [UInt8], level: Int, _ pattern: TreePattern, seen: inout Set<Identity>)
+        -> [StoreNode]?
+    {
+        // A folder whose path, as deep as it lies, matches shows all its direct items.
+        let components = path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        let relative = Array(components.suffix(level).joined(separator: [UInt8(ascii: "/")]))
+        let showAll = level > 0 && pattern.matches(relative, isDirectory: true)
+        let keep: ([UInt8], Bool) -> Bool = { name, isFolder in
+            showAll || isFolder || pattern.matches(name, isDirectory: false)
+        }
+        guard let items = FileTree.contents(of: path, hidden: false, examineFiles: true, keep: keep) else {
+            return nil
+        }
+        var nodes: [StoreNode] = []
+        for item in items {
+            var node = Self.node(item)
+            if item.leadsToFolder && !item.linkUnreadable {
+                let identity = Identity(device: item.device, inode: item.inode)
+                var inner: [StoreNode]?
+                // As tree does: a folder is always gone into, a link to one only the first time.
+                if seen.insert(identity).inserted || item.link == nil {
+                    var next = path + [UInt8(ascii: "/")] + item.name
+                    if let link = item.link {
+                        next = link.first == UInt8(ascii: "/") ? link : path + [UInt8(ascii: "/")] + link
+                    }
+                    inner = search(next, level: level + 1, pattern, seen: &seen)
+                }
+                guard inner != nil || pattern.matches(item.name, isDirectory: true) else { continue }
+                // tree draws a link to a folder without its items ("recursive, not followed"), though
+                // what they hold decides whether the link is shown.
+                node.children = item.link == nil ? inner ?? [] : []
+            }
+            nodes.append(node)
+        }
+        return nodes.isEmpty ? nil : nodes.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    }
+
+    private static func node(_ item: FileTree.Item) -> StoreNode {
+        let name = item.nameString
+        if item.leadsToFolder && !item.linkUnreadable {
+            return StoreNode(
+                name: name, kind: .folder, linkTarget: item.link.map { String(decoding: $0, as: UTF8.self) })
+        }
+        return StoreNode(
+            name: name, kind: name.hasSuffix(".gpg") ? .entry : .file,
+            linkTarget: item.link.map { String(decoding: $0, as: UTF8.self) },
+            isExecutable: item.targetMode & 0o111 != 0)
     }
 }

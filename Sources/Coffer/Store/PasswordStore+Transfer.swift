@@ -256,29 +256,55 @@ extension PasswordStore {
         _ source: String, to target: String, _ plan: TransferPlan, undo: inout [() -> Void],
         onEvent: (StoreEvent) -> Void
     ) throws {
-        if FileSystem.isDirectory(source) {
-            if !FileSystem.isDirectory(target) {
-                try FileSystem.makeDirectories(target, mode: configuration.folderMode)
-                undo.append { rmdir(target) }
-                onEvent(.copied(from: source, to: target))
-            }
-            for name in try FileSystem.contents(of: source, sorted: false) {
-                try copyTree(
-                    source + "/" + name, to: target + "/" + name, plan, undo: &undo, onEvent: onEvent)
-            }
-        } else {
-            let replaced = FileSystem.kind(target) == .missing ? nil : try FileSystem.readFile(target)
-            let bytes = try plan.reencrypted[target] ?? FileSystem.readFile(source)
-            try FileSystem.atomicWrite(target, bytes: bytes, mode: configuration.fileMode)
-            let mode = configuration.fileMode
-            undo.append {
-                if let replaced {
-                    try? FileSystem.atomicWrite(target, bytes: replaced, mode: mode)
-                } else {
-                    unlink(target)
-                }
-            }
-            onEvent(.copied(from: source, to: target))
+        guard FileSystem.isDirectory(source) else {
+            return try copyFile(source, to: target, plan, undo: &undo, onEvent: onEvent)
         }
+        try copyFolder(source, to: target, undo: &undo, onEvent: onEvent)
+        // The walk's paths start with `source` and a slash; the copy's with `target` and one.
+        let skipped = source.hasSuffix("/") ? source.utf8.count : source.utf8.count + 1
+        try FileTree.walk(source, followLinks: true) { path, item in
+            let copy = target + "/" + String(decoding: path.utf8.dropFirst(skipped), as: UTF8.self)
+            if item.leadsToFolder {
+                try copyFolder(path, to: copy, undo: &undo, onEvent: onEvent)
+                return true
+            }
+            try copyFile(path, to: copy, plan, undo: &undo, onEvent: onEvent)
+            return false
+        } failed: { path, failure in
+            switch failure {
+            case .unreadable(let number):
+                throw CofferError(.io, "cannot read folder", path: path, errno: number)
+            case .loop: throw CofferError(.io, "cannot copy a folder into itself", path: path, errno: ELOOP)
+            }
+        }
+    }
+
+    /// Creates the copy of a folder unless it is there.
+    private func copyFolder(
+        _ source: String, to target: String, undo: inout [() -> Void], onEvent: (StoreEvent) -> Void
+    ) throws {
+        guard !FileSystem.isDirectory(target) else { return }
+        try FileSystem.makeDirectories(target, mode: configuration.folderMode)
+        undo.append { rmdir(target) }
+        onEvent(.copied(from: source, to: target))
+    }
+
+    /// Copies one file (its new ciphertext when the plan re-encrypted it).
+    private func copyFile(
+        _ source: String, to target: String, _ plan: TransferPlan, undo: inout [() -> Void],
+        onEvent: (StoreEvent) -> Void
+    ) throws {
+        let replaced = FileSystem.kind(target) == .missing ? nil : try FileSystem.readFile(target)
+        let bytes = try plan.reencrypted[target] ?? FileSystem.readFile(source)
+        try FileSystem.atomicWrite(target, bytes: bytes, mode: configuration.fileMode)
+        let mode = configuration.fileMode
+        undo.append {
+            if let replaced {
+                try? FileSystem.atomicWrite(target, bytes: replaced, mode: mode)
+            } else {
+                unlink(target)
+            }
+        }
+        onEvent(.copied(from: source, to: target))
     }
 }

@@ -141,7 +141,14 @@ package enum FileSystem {
     /// Removes a file or a folder with everything in it; symlinks are removed, never followed.
     package static func removeTree(_ path: String) throws {
         if kind(path) == .directory {
-            for name in try contents(of: path) { try removeTree(path + "/" + name) }
+            try FileTree.walk(path) { child, item in
+                if !item.isFolder { try remove(child) }
+                return true
+            } leave: { child, _ in
+                try remove(child)
+            } failed: { child, failure in
+                if case .unreadable(let number) = failure { throw error("cannot read folder", child, number) }
+            }
         }
         if kind(path) != .missing { try remove(path) }
     }

@@ -212,25 +212,26 @@ final class SecureTemporaryFolder {
     }
 
     private static func removeTree(_ path: String, shred: Bool) {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        if info.st_mode & S_IFMT == S_IFDIR {
-            for name in (try? FileSystem.contents(of: path, sorted: false)) ?? [] {
-                removeTree(path + "/" + name, shred: shred)
-            }
-            rmdir(path)
-        } else {
-            if shred && info.st_mode & S_IFMT == S_IFREG { overwrite(path, size: Int(info.st_size)) }
-            unlink(path)
+        try? FileTree.walk(path) { file, item in
+            guard !item.isFolder else { return true }
+            if shred && item.isFile { overwrite(file) }
+            unlink(file)
+            return false
+        } leave: { folder, _ in
+            rmdir(folder)
         }
+        rmdir(path)
     }
 
     /// `shred -f -z`, simplified: overwrites the file's bytes with zeros and syncs before unlinking.
-    private static func overwrite(_ path: String, size: Int) {
+    private static func overwrite(_ path: String) {
         chmod(path, 0o600)
-        let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+        let descriptor = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return }
+        let size = Int(info.st_size)
         let zeros = [UInt8](repeating: 0, count: 65536)
         var remaining = size
         while remaining > 0 {

@@ -116,8 +116,6 @@ struct TreeListing {
         var device: dev_t
         var inode: ino_t
         var isDirectory: Bool
-        /// Whether what the item leads to is a folder, as the pattern filter sees it.
-        var leadsToDirectory: Bool
         var link: [UInt8]?
         var orphan: Bool
         var error: String?
@@ -215,83 +213,22 @@ struct TreeListing {
     /// The visible items of a folder as read from the disk, unsorted, those `pattern` leaves out left
     /// out; `nil` when it cannot be opened.
     ///
-    /// Items are examined relative to the open folder (`fstatat`), so the kernel does not walk the whole
-    /// path again for each of them.
-    ///
     /// Without `fileModes` (no colours, so a file's permissions change nothing in the listing), regular
-    /// files are taken as the folder lists them, without an `fstatat` each.
+    /// files are taken as the folder lists them, and a file the pattern leaves out is never examined: tree
+    /// would examine it only to leave it out.
     private static func readFolder(_ path: [UInt8], pattern: TreePattern?, fileModes: Bool) -> [Item]? {
-        guard let folder = opendir(Self.cPath(path)) else { return nil }
-        defer { closedir(folder) }
-        let descriptor = dirfd(folder)
-        var items: [Item] = []
-        while let entry = readdir(folder) {
-            let item = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
-                tuple.withMemoryRebound(to: CChar.self, capacity: 256) { name -> Item? in
-                    if name[0] == CChar(UInt8(ascii: ".")) { return nil }
-                    guard Int32(entry.pointee.d_type) == Int32(DT_REG) else {
-                        return describe(name, at: descriptor, pattern: pattern)
-                    }
-                    // A regular file (as the folder itself says) that the pattern leaves out needs no
-                    // fstatat: tree would examine it only to leave it out.
-                    let bytes = Array(UnsafeRawBufferPointer(start: name, count: strlen(name)))
-                    if let pattern, !pattern.matches(bytes, isDirectory: false) { return nil }
-                    guard fileModes else {
-                        let mode = mode_t(S_IFREG)
-                        return Item(
-                            name: bytes, mode: mode, targetMode: mode, device: 0,
-                            inode: ino_t(entry.pointee.d_ino),
-                            isDirectory: false, leadsToDirectory: false, link: nil, orphan: false)
-                    }
-                    return describe(name, at: descriptor, pattern: pattern)
-                }
-            }
-            if let item { items.append(item) }
+        let keep = pattern.map { pattern in
+            { (name: [UInt8], isFolder: Bool) in isFolder || pattern.matches(name, isDirectory: false) }
         }
-        return items
-    }
-
-    /// tree's `getinfo`: the item `name` of the folder open as `folder`, or `nil` when it cannot be
-    /// examined or the pattern leaves it out.
-    private static func describe(_ cName: UnsafePointer<CChar>, at folder: Int32, pattern: TreePattern?)
-        -> Item?
-    {
-        var linkInfo = stat()
-        guard fstatat(folder, cName, &linkInfo, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
-        let name = UnsafeRawBufferPointer(start: cName, count: strlen(cName))
-        var info = linkInfo
-        var resolves = true
-        let isLink = linkInfo.st_mode & S_IFMT == S_IFLNK
-        if isLink && fstatat(folder, cName, &info, 0) != 0 {
-            info = stat()
-            resolves = false
+        return FileTree.contents(of: path, hidden: false, examineFiles: fileModes, keep: keep)?.map { item in
+            // tree's `getinfo`: a link that cannot be read says so and is not gone into.
+            Item(
+                name: item.name, mode: item.mode, targetMode: item.targetMode, device: item.device,
+                inode: item.inode, isDirectory: item.leadsToFolder && !item.linkUnreadable,
+                link: item.linkUnreadable
+                    ? Array("[Error reading symbolic link information]".utf8) : item.link,
+                orphan: item.isOrphan && !item.linkUnreadable)
         }
-        let isDirectory = info.st_mode & S_IFMT == S_IFDIR
-        if let pattern, linkInfo.st_mode & S_IFMT != S_IFDIR, !isDirectory,
-            !pattern.matches(Array(name), isDirectory: isDirectory)
-        {
-            return nil
-        }
-        var item = Item(
-            name: Array(name), mode: linkInfo.st_mode, targetMode: info.st_mode, device: info.st_dev,
-            inode: info.st_ino, isDirectory: isDirectory, leadsToDirectory: isDirectory, link: nil,
-            orphan: false)
-        if isLink {
-            var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
-            let count = buffer.withUnsafeMutableBufferPointer { raw in
-                raw.baseAddress!.withMemoryRebound(to: CChar.self, capacity: raw.count) {
-                    readlinkat(folder, cName, $0, raw.count - 1)
-                }
-            }
-            if count < 0 {
-                item.link = Array("[Error reading symbolic link information]".utf8)
-                item.isDirectory = false
-            } else {
-                item.link = Array(buffer[0..<count])
-                item.orphan = !resolves
-            }
-        }
-        return item
     }
 
     /// `items` in tree's order: names compared with `strcoll`.

@@ -1,7 +1,7 @@
-/// A `tree -P` pattern with `--ignore-case`, matched as tree 2.1 matches it: `*` never crosses a `/`,
+/// A `tree -P` pattern (with `--ignore-case` when asked), the one matcher of names in coffer, matched as tree 2.1 matches it: `*` never crosses a `/`,
 /// `?`, `[...]` (with `^` to negate, `a-z` ranges and `\` escapes), `|` between alternatives, and a
 /// malformed pattern (an unterminated `[`, a `|` at either end) counts as a match.
-struct TreePattern {
+package struct TreePattern: Sendable {
     private let pattern: [UInt8]
     private let ignoreCase: Bool
     /// For `*a*|*b*` (what `pass find a b` asks for): `a` and `b`, folded when the case is ignored. On a
@@ -9,7 +9,7 @@ struct TreePattern {
     private let substrings: [[UInt8]]?
 
     /// Compiles `pattern`; `quickSubstrings: false` always runs the full matcher (for tests).
-    init(_ pattern: [UInt8], ignoreCase: Bool, quickSubstrings: Bool = true) {
+    package init(_ pattern: [UInt8], ignoreCase: Bool, quickSubstrings: Bool = true) {
         self.pattern = pattern
         self.ignoreCase = ignoreCase
         let special = Set("[]*?\\/|".utf8)
@@ -28,7 +28,7 @@ struct TreePattern {
     }
 
     /// Whether `name` (a file name, or a relative path for folders) matches.
-    func matches(_ name: [UInt8], isDirectory: Bool) -> Bool {
+    package func matches(_ name: [UInt8], isDirectory: Bool) -> Bool {
         if let substrings, !name.contains(UInt8(ascii: "/")) {
             return substrings.contains { Self.contains(name, $0, ignoreCase: ignoreCase) }
         }
@@ -36,7 +36,7 @@ struct TreePattern {
     }
 
     /// Whether the pattern takes the quick way for names without `/`.
-    var isSubstringSearch: Bool { substrings != nil }
+    package var isSubstringSearch: Bool { substrings != nil }
 
     /// `byte` with A-Z folded to a-z, as the matcher compares bytes when the case is ignored.
     private static func folded(_ byte: UInt8) -> UInt8 { (65...90).contains(byte) ? byte + 32 : byte }
@@ -178,5 +178,12 @@ struct TreePattern {
             if result < 1 { return result }
         }
         return at(text, buffer) == 0 ? result : 0
+    }
+}
+
+extension TreePattern {
+    /// What pass's `find TERM...` searches for: `*TERM1*|*TERM2*...`, ignoring case.
+    package static func search(_ terms: [String]) -> TreePattern {
+        TreePattern(Array(terms.map { "*" + $0 + "*" }.joined(separator: "|").utf8), ignoreCase: true)
     }
 }

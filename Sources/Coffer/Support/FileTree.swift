@@ -1,0 +1,175 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The one way coffer reads folder trees: each folder once with `readdir`, each item examined relative
+/// to its open folder (`fstatat`, so the kernel does not walk the whole path again for every item), and
+/// regular files taken as the folder lists them when nothing asks for more.
+///
+/// ``contents(of:hidden:examineFiles:keep:)`` reads one folder; ``walk(_:hidden:followLinks:sorted:visit:leave:failed:)``
+/// goes through a tree depth first. Listing, searching, grep's walk, re-encryption, checking, copying and
+/// removing all read through it.
+package enum FileTree {
+    /// One item of a folder.
+    package struct Item: Sendable {
+        /// The name, as its bytes.
+        package var name: [UInt8]
+        /// The item's own mode (`lstat`).
+        package var mode: mode_t
+        /// The mode of what a link leads to (`stat`); 0 when it leads nowhere. The item's own for others.
+        package var targetMode: mode_t
+        /// The device and inode of what the item leads to.
+        package var device: dev_t
+        /// See ``device``.
+        package var inode: ino_t
+        /// Where a link points, as written in it; `nil` for other items.
+        package var link: [UInt8]?
+        /// Whether the item is a link that could not be read.
+        package var linkUnreadable = false
+
+        /// The name as text.
+        package var nameString: String { String(decoding: name, as: UTF8.self) }
+        /// Whether the item itself is a symbolic link.
+        package var isLink: Bool { mode & S_IFMT == S_IFLNK }
+        /// Whether the item itself is a folder (not a link to one).
+        package var isFolder: Bool { mode & S_IFMT == S_IFDIR }
+        /// Whether the item itself is a regular file.
+        package var isFile: Bool { mode & S_IFMT == S_IFREG }
+        /// Whether what the item leads to (through a link) is a folder.
+        package var leadsToFolder: Bool { targetMode & S_IFMT == S_IFDIR }
+        /// Whether what the item leads to (through a link) is a regular file.
+        package var leadsToFile: Bool { targetMode & S_IFMT == S_IFREG }
+        /// Whether the item is a link that leads nowhere.
+        package var isOrphan: Bool { isLink && targetMode == 0 }
+    }
+
+    /// The items of the folder `path` in directory order; `nil` when it cannot be opened (`errno` says
+    /// why).
+    ///
+    /// - Parameters:
+    ///   - hidden: whether names starting with `.` are read (`.` and `..` never are).
+    ///   - examineFiles: whether regular files are examined too (for their mode); when not, a file the
+    ///     folder lists as regular costs no system call.
+    ///   - keep: decides, from the name and whether the item leads to a folder, which items are kept;
+    ///     regular files are asked before they would be examined.
+    package static func contents(
+        of path: [UInt8], hidden: Bool, examineFiles: Bool,
+        keep: ((_ name: [UInt8], _ isFolder: Bool) -> Bool)? = nil
+    ) -> [Item]? {
+        let cPath = path.map { CChar(bitPattern: $0) } + [0]
+        guard let folder = opendir(cPath) else { return nil }
+        defer { closedir(folder) }
+        let descriptor = dirfd(folder)
+        var items: [Item] = []
+        while let entry = readdir(folder) {
+            let item = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
+                tuple.withMemoryRebound(to: CChar.self, capacity: 256) { name -> Item? in
+                    let length = strlen(name)
+                    if name[0] == CChar(UInt8(ascii: ".")) {
+                        if !hidden || length == 1 || (length == 2 && name[1] == CChar(UInt8(ascii: "."))) {
+                            return nil
+                        }
+                    }
+                    let bytes = Array(UnsafeRawBufferPointer(start: name, count: length))
+                    guard Int32(entry.pointee.d_type) == Int32(DT_REG) else {
+                        return examine(name, bytes, at: descriptor, keep: keep)
+                    }
+                    if let keep, !keep(bytes, false) { return nil }
+                    guard examineFiles else {
+                        let mode = mode_t(S_IFREG)
+                        return Item(
+                            name: bytes, mode: mode, targetMode: mode, device: 0,
+                            inode: ino_t(entry.pointee.d_ino),
+                            link: nil)
+                    }
+                    return examine(name, bytes, at: descriptor, keep: nil)
+                }
+            }
+            if let item { items.append(item) }
+        }
+        return items
+    }
+
+    /// `fstatat` (and for a link `readlinkat`) of the item `name` of the open folder; `nil` when it
+    /// cannot be examined or `keep` leaves it out.
+    private static func examine(
+        _ name: UnsafePointer<CChar>, _ bytes: [UInt8], at folder: Int32, keep: (([UInt8], Bool) -> Bool)?
+    ) -> Item? {
+        var own = stat()
+        guard fstatat(folder, name, &own, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        var target = own
+        let isLink = own.st_mode & S_IFMT == S_IFLNK
+        if isLink && fstatat(folder, name, &target, 0) != 0 { target = stat() }
+        if let keep, !keep(bytes, target.st_mode & S_IFMT == S_IFDIR) { return nil }
+        var item = Item(
+            name: bytes, mode: own.st_mode, targetMode: target.st_mode,
+            device: isLink ? target.st_dev : own.st_dev,
+            inode: isLink ? target.st_ino : own.st_ino, link: nil)
+        if isLink {
+            var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = buffer.withUnsafeMutableBufferPointer { raw in
+                raw.baseAddress!.withMemoryRebound(to: CChar.self, capacity: raw.count) {
+                    readlinkat(folder, name, $0, raw.count - 1)
+                }
+            }
+            if count < 0 {
+                item.linkUnreadable = true
+            } else {
+                item.link = Array(buffer[0..<count])
+            }
+        }
+        return item
+    }
+
+    /// Why the walk could not go into a folder.
+    package enum Failure: Sendable, Equatable {
+        /// The folder could not be read; the `errno` says why.
+        case unreadable(Int32)
+        /// A link leads back to `ancestor`, a folder already on the way down.
+        case loop(ancestor: String)
+    }
+
+    /// Goes through the tree below the folder `root` depth first, in directory order (byte order of the
+    /// names with `sorted`).
+    ///
+    /// `visit` is called for each item with its path and says whether to go into it (only folders, and
+    /// with `followLinks` links to folders, are gone into; a folder already on the way down is not
+    /// entered again); `leave` is called after a folder's items; `failed` hears of a folder that cannot
+    /// be read and of a link that leads back up the tree. With `examineFiles` regular files carry their
+    /// full mode (permissions), otherwise only their type.
+    package static func walk(
+        _ root: String, hidden: Bool = true, followLinks: Bool = false, sorted: Bool = false,
+        examineFiles: Bool = false, visit: (_ path: String, _ item: Item) throws -> Bool,
+        leave: (_ path: String, _ item: Item) throws -> Void = { _, _ in },
+        failed: (_ path: String, _ failure: Failure) throws -> Void = { _, _ in }
+    ) throws {
+        var ancestors: [(device: dev_t, inode: ino_t, path: String)] = []
+        var info = stat()
+        if stat(root, &info) == 0 { ancestors.append((info.st_dev, info.st_ino, root)) }
+        func walk(_ folder: [UInt8]) throws {
+            guard var items = contents(of: folder, hidden: hidden, examineFiles: examineFiles) else {
+                try failed(String(decoding: folder, as: UTF8.self), .unreadable(errno))
+                return
+            }
+            if sorted { items.sort { $0.name.lexicographicallyPrecedes($1.name) } }
+            let prefix = folder.last == UInt8(ascii: "/") ? folder : folder + [UInt8(ascii: "/")]
+            for item in items {
+                let path = prefix + item.name
+                let text = String(decoding: path, as: UTF8.self)
+                guard try visit(text, item) else { continue }
+                guard item.isFolder || (followLinks && item.isLink && item.leadsToFolder) else { continue }
+                if let loop = ancestors.first(where: { $0.device == item.device && $0.inode == item.inode }) {
+                    try failed(text, .loop(ancestor: loop.path))
+                    continue
+                }
+                ancestors.append((item.device, item.inode, text))
+                try walk(path)
+                ancestors.removeLast()
+                try leave(text, item)
+            }
+        }
+        try walk(Array(root.utf8))
+    }
+}
