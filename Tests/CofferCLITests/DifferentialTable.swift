@@ -71,6 +71,7 @@ enum DifferentialTable {
             printf '{}\n' > "$STORE/.browserpass.json"
             printf 'notes\n' > "$STORE/notes.txt"
             ins email/.hidden 'hidden-password\n'
+            ins 'intl/naïve' 'pässword-ü\ncafé: crème brûlée\nlogin: zoë_1\n'
 
             """#
 
@@ -149,6 +150,7 @@ enum DifferentialTable {
         basic + #"""
             ins notes 'line one\n-flag value\nurl: https://notes.example\n'
             ins email/.hidden 'hidden-password\n'
+            ins 'intl/naïve' 'pässword-ü\ncafé: crème brûlée\nlogin: zoë_1\n'
 
             """#
 
@@ -367,6 +369,20 @@ enum DifferentialTable {
         make("grep.pattern-with-dash", grepStore, ["grep", "--", "-flag"]),
         make("grep.ignore-case-double-dash", grepStore, ["grep", "-i", "--", "URL"], unordered: true),
         make("grep.count", grepStore, ["grep", "-c", "password"], unordered: true),
+        make(
+            "grep.words-line-numbers", grepStore, ["grep", "-n", "-w", "password"], locales: both,
+            unordered: true),
+        make("grep.invert-count", grepStore, ["grep", "-vc", "login"], locales: both, unordered: true),
+        make(
+            "grep.fixed-ignore-case", grepStore, ["grep", "-iF", "HTTPS://"], locales: both, unordered: true),
+        make(
+            "grep.extended-words", grepStore, ["grep", "-Ewn", "(pin|login): [a-z0-9_]+"], locales: both,
+            unordered: true),
+        make("grep.non-ascii", grepStore, ["grep", "crème"], locales: both, unordered: true),
+        make("grep.any-character", grepStore, ["grep", "-n", "p.ssword"], locales: both, unordered: true),
+        make(
+            "grep.options-after-pattern", grepStore, ["grep", "site", "-i", "-c"], locales: both,
+            unordered: true),
         make("grep.context", grepStore, ["grep", "-A1", "work-password"]),
         make("grep.invalid-option", grepStore, ["grep", "--bogus", "x"], unordered: true),
         make("grep.symlinked-folder", symlinks, ["grep", "inner"], unordered: true),

@@ -223,4 +223,25 @@ struct GitSyncTests {
         try check(two, ["sync"])
         #expect(try show(two, "site") == "MARK-pw\nlogin: MARK-signed")
     }
+
+    /// pass.signcommits read without a git process unless a config file could set it: set in a file the
+    /// user's configuration includes, and under any spelling of the key, it still signs.
+    @Test func signedCommitsWhereverGitReadsTheSetting() throws {
+        let store = sandbox.directory + "/signed"
+        try check(store, ["init", sandbox.keys[0].email])
+        try check(store, ["git", "init"])
+        try check(store, ["insert", "-m", "plain"], input: "pw\n")
+        #expect(try sandbox.check(["git", "-C", store, "log", "-1", "--format=%G?"]).outputText == "N")
+        let home = sandbox.environment["HOME"] ?? sandbox.directory
+        let included = sandbox.directory + "/more.gitconfig"
+        try TestFiles.write(
+            "[pass]\n\tSignCommits = yes\n[user]\n\tsigningkey = \(sandbox.keys[0].fingerprint)\n",
+            to: included)
+        let original = TestFiles.read(home + "/.gitconfig") ?? []
+        defer { try? TestFiles.write(original, to: home + "/.gitconfig") }
+        try TestFiles.write(
+            original + Array("[include]\n\tpath = \(included)\n".utf8), to: home + "/.gitconfig")
+        try check(store, ["insert", "-m", "signed"], input: "pw\n")
+        #expect(try sandbox.check(["git", "-C", store, "log", "-1", "--format=%G?"]).outputText == "G")
+    }
 }

@@ -117,14 +117,9 @@ package enum FileSystem {
     ///
     /// - Throws: ``CofferError/Code/io`` naming the folder when it cannot be read.
     package static func contents(of path: String, sorted: Bool = true) throws -> [String] {
-        guard let directory = opendir(path) else { throw error("cannot read folder", path) }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
-            if name != "." && name != ".." { names.append(name) }
+        guard let names = FileTree.names(of: Array(path.utf8))?.map({ String(decoding: $0, as: UTF8.self) })
+        else {
+            throw error("cannot read folder", path)
         }
         return sorted ? names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } : names
     }

@@ -92,6 +92,22 @@ package enum FileTree {
         return items
     }
 
+    /// The names in the folder `path` (all of them but `.` and `..`) in directory order, nothing
+    /// examined; `nil` when it cannot be opened (`errno` says why).
+    package static func names(of path: [UInt8]) -> [[UInt8]]? {
+        let cPath = path.map { CChar(bitPattern: $0) } + [0]
+        guard let folder = opendir(cPath) else { return nil }
+        defer { closedir(folder) }
+        var names: [[UInt8]] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            if name != [UInt8(ascii: ".")] && name != [UInt8(ascii: "."), UInt8(ascii: ".")] {
+                names.append(name)
+            }
+        }
+        return names
+    }
+
     /// `fstatat` (and for a link `readlinkat`) of the item `name` of the open folder; `nil` when it
     /// cannot be examined or `keep` leaves it out.
     private static func examine(

@@ -6,8 +6,9 @@ import Coffer
     import Darwin
 #endif
 
-/// `grep [GREPOPTIONS] search-string`: runs the system `grep --color=always` over every decrypted entry,
-/// the plaintext on grep's standard input, and prints each matching entry's name and grep's output.
+/// `grep [GREPOPTIONS] search-string`: searches every decrypted entry as `grep --color=always` would (in
+/// the process for grep's common options, else with the system grep, the plaintext on its standard
+/// input), and prints each matching entry's name and grep's output.
 ///
 /// Entries are visited as pass's `find -L "$PREFIX" -path '*/.git' -prune -o -iname '*.gpg' -print0`
 /// visits them: directory order, symlinks followed, dotfiles included, `.git` skipped.
@@ -31,8 +32,9 @@ enum GrepCommand {
         let engine = store.engine
         let meter = ProgressMeter(label: "searching", environment: invocation.environment)
         defer { meter.clear() }
+        let matcher = InProcessGrep(arguments, environment: invocation.environment)
         try Parallel.forEach(files) { file in
-            try search(file, engine: engine, arguments: arguments)
+            try search(file, engine: engine, arguments: arguments, matcher: matcher)
         } consume: { index, result in
             defer { meter.update(done: index + 1, total: files.count) }
             guard case .success(let found) = result else {
@@ -40,10 +42,10 @@ enum GrepCommand {
                 standardError.line("\(invocation.program): grep: command not found")
                 return
             }
-            if found.diagnostic != nil || !found.grep.standardError.isEmpty { meter.clear() }
+            if found.diagnostic != nil || !found.errors.isEmpty { meter.clear() }
             if let diagnostic = found.diagnostic { standardError.line(diagnostic) }
-            standardError.write(bytes: found.grep.standardError)
-            guard found.decrypted && found.grep.status == 0,
+            standardError.write(bytes: found.errors)
+            guard found.decrypted && found.status == 0,
                 var name = entryName(of: files[index], prefix: prefix)
             else { return }
             if name.hasSuffix(".gpg") { name.removeLast(4) }
@@ -53,23 +55,27 @@ enum GrepCommand {
                 name = String(name[name.index(after: slash)...])
             }
             meter.clear()
-            var results = found.grep.standardOutput.filter { $0 != 0 }
+            var results = found.output.filter { $0 != 0 }
             while results.last == UInt8(ascii: "\n") { results.removeLast() }
             standardOutput.write(
                 bytes: Array("\u{1b}[94m\(folder)\u{1b}[1m\(name)\u{1b}[0m:\n".utf8) + results + [10])
         }
     }
 
-    /// What searching one file gave: grep's output, whether it decrypted, and gpg's words when not.
+    /// What searching one file gave: grep's output and status, whether it decrypted, and gpg's words when
+    /// not.
     private struct Found {
-        var grep: ChildProcess.Output
+        var output: [UInt8]
+        var errors: [UInt8] = []
+        var status: Int32
         var decrypted: Bool
         var diagnostic: String?
     }
 
-    /// Decrypts one file and runs grep on the plaintext (on its standard input, never in a file).
+    /// Decrypts one file and searches the plaintext: in the process when `matcher` can, else with grep
+    /// (the plaintext on its standard input, never in a file).
     @Sendable private static func search(
-        _ file: String, engine: any CryptoEngine, arguments: [String]
+        _ file: String, engine: any CryptoEngine, arguments: [String], matcher: InProcessGrep?
     ) throws -> Found {
         // gpg's own words for the files find lists but gpg cannot read; grep still runs, on nothing.
         var plaintext = SecureBytes([])
@@ -90,8 +96,14 @@ enum GrepCommand {
                 diagnostic = "Error: \(error)"
             }
         }
+        if let result = matcher?.search(plaintext) {
+            return Found(
+                output: result.output, status: result.status, decrypted: decrypted, diagnostic: diagnostic)
+        }
         let grep = try ChildProcess(["grep", "--color=always"] + arguments).run(input: plaintext)
-        return Found(grep: grep, decrypted: decrypted, diagnostic: diagnostic)
+        return Found(
+            output: grep.standardOutput, errors: grep.standardError, status: grep.status,
+            decrypted: decrypted, diagnostic: diagnostic)
     }
 
     /// `${passfile#$PREFIX/}`.
@@ -101,55 +113,36 @@ enum GrepCommand {
 }
 
 /// `find -L ROOT -path '*/.git' -prune -o -iname '*.gpg' -print`: pre-order, directory order, following
-/// symlinks, reporting file-system loops as find does.
+/// symlinks, reporting unreadable folders and file-system loops as find does.
 struct FindWalker {
-    private struct Identity: Equatable {
-        var device: dev_t
-        var inode: ino_t
-    }
-
     /// Calls `visit` with every path that `find` would print.
     mutating func walk(_ root: String, visit: (String) -> Void) {
-        var ancestors: [(Identity, String)] = []
-        visitPath(root, &ancestors, visit)
+        var info = stat()
+        if stat(root, &info) != 0 && lstat(root, &info) != 0 {
+            standardError.line("find: \(quote(root)): \(String(cString: strerror(errno)))")
+            return
+        }
+        if root.hasSuffix("/.git") { return }
+        let base = root.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? root
+        if base.lowercased().hasSuffix(".gpg") { visit(root) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return }
+        try? FileTree.walk(root, followLinks: true) { path, item in
+            if item.name == Self.git { return false }
+            if item.nameString.lowercased().hasSuffix(".gpg") { visit(path) }
+            return true
+        } failed: { path, failure in
+            switch failure {
+            case .unreadable(let number):
+                standardError.line("find: \(quote(path)): \(String(cString: strerror(number)))")
+            case .loop(let ancestor):
+                standardError.line(
+                    "find: File system loop detected; \(quote(path)) is part of the same file system loop as \(quote(ancestor))."
+                )
+            }
+        }
     }
 
-    private func visitPath(_ path: String, _ ancestors: inout [(Identity, String)], _ visit: (String) -> Void)
-    {
-        var info = stat()
-        if stat(path, &info) != 0 && lstat(path, &info) != 0 {
-            standardError.line("find: \(quote(path)): \(String(cString: strerror(errno)))")
-            return
-        }
-        if path.hasSuffix("/.git") { return }
-        let base = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
-        if base.lowercased().hasSuffix(".gpg") { visit(path) }
-        guard info.st_mode & S_IFMT == S_IFDIR else { return }
-        let identity = Identity(device: info.st_dev, inode: info.st_ino)
-        if let loop = ancestors.first(where: { $0.0 == identity }) {
-            standardError.line(
-                "find: File system loop detected; \(quote(path)) is part of the same file system loop as \(quote(loop.1))."
-            )
-            return
-        }
-        guard let folder = opendir(path) else {
-            standardError.line("find: \(quote(path)): \(String(cString: strerror(errno)))")
-            return
-        }
-        var names: [String] = []
-        while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        closedir(folder)
-        ancestors.append((identity, path))
-        for name in names {
-            visitPath(path.hasSuffix("/") ? path + name : path + "/" + name, &ancestors, visit)
-        }
-        ancestors.removeLast()
-    }
+    private static let git = Array(".git".utf8)
 
     /// find's quoting of names in messages (the locale's quotation marks).
     private func quote(_ path: String) -> String {
