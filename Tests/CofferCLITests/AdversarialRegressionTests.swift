@@ -23,10 +23,7 @@ struct AdversarialRegressionTests {
     @Test("With a signing key, a .gpg-id the other side changed without signing it is never merged")
     func unsignedRecipientsAreNotMerged() throws {
         let clones = try SyncClones(entries: [("x", "x\n")])
-        let (k0, k1, k2) = (
-            clones.sandbox.keys[0].fingerprint, clones.sandbox.keys[1].fingerprint,
-            clones.sandbox.keys[2].fingerprint
-        )
+        let (k0, k1, k2) = clones.fingerprints
         let signing = ["PASSWORD_STORE_SIGNING_KEY": k0]
         try clones.installed.check(
             ["init", "-p", "team", k0],
@@ -163,24 +160,11 @@ struct AdversarialRegressionTests {
         try clones.insert(clones.one, "from-one", "one\n")
         try clones.check(clones.one, ["sync"])
         // A fast-forward killed after git moved the branch (its post-merge hook hangs).
-        let hooks = clones.sandbox.directory + "/hooks"
-        mkdir(hooks, 0o755)
-        try TestFiles.write("#!/bin/sh\nexec sleep 30\n", to: hooks + "/post-merge", mode: 0o755)
-        try clones.git(clones.two, ["config", "core.hooksPath", hooks])
-        var environment = clones.installed.environment
-        environment["PASSWORD_STORE_DIR"] = clones.two
-        let pid = try TestProcess.start([clones.installed.program, "sync"], environment: environment)
-        let deadline = TestProcess.monotonicSeconds() + 30
-        func fastForwarded() -> Bool {
+        try clones.killSync(clones.two, hangingIn: "post-merge") {
             TestFiles.exists(clones.two + "/.git/coffer-sync")
                 && (try? clones.git(clones.two, ["log", "-1", "--format=%s"]))
                     == "Add given password for from-one to store."
         }
-        while !fastForwarded() && TestProcess.monotonicSeconds() < deadline { usleep(50_000) }
-        usleep(200_000)
-        kill(-pid, SIGKILL)
-        TestProcess.waitFor(pid)
-        try clones.git(clones.two, ["config", "--unset", "core.hooksPath"])
         #expect(TestFiles.exists(clones.two + "/.git/coffer-sync"), "the kill must land during the sync")
         // Someone commits with git itself meanwhile, and a file of the remote's commit was left half made.
         try TestFiles.write("IMPORTANT-NEW\n", to: clones.two + "/later.txt")

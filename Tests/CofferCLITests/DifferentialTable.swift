@@ -656,64 +656,64 @@ enum DifferentialTable {
 
     // MARK: - mv, rename
 
-    static let moving: [DifferentialScenario] = [
-        make("mv.entry", basic, ["mv", "bank", "vault"]),
-        make("mv.rename-alias", basic, ["rename", "bank", "vault"]),
-        make("mv.into-existing-folder", basic, ["mv", "bank", "email"]),
-        make("mv.into-new-folder", basic, ["mv", "bank", "vault/"]),
-        make("mv.folder", basic, ["mv", "email", "mail"]),
-        make("mv.folder-into-folder", basic, ["mv", "email", "social"]),
-        make("mv.overwrite-without-terminal", basic, ["mv", "bank", "email/home"]),
-        make("mv.force", basic, ["mv", "-f", "bank", "email/home"]),
-        make("mv.reencrypt", multi, ["mv", "shared", "team/shared"]),
-        make("mv.reencrypt-folder", multi, ["mv", "team", "old-team"], unordered: true),
-        make("mv.git", basicGit, ["mv", "bank", "vault"]),
-        make("mv.git-folder", basicGit, ["mv", "email", "mail"]),
-        make("mv.missing", basic, ["mv", "nope", "x"]),
-        make("mv.sneaky-source", basic, ["mv", "../evil", "x"]),
-        make("mv.sneaky-destination", basic, ["mv", "bank", "../evil"]),
-        make("mv.one-argument", basic, ["mv", "bank"]),
-        make("mv.file-of-same-name", tricky, ["mv", "foo", "baz"]),
-        make("mv.folder-of-same-name", tricky, ["mv", "foo/", "baz"]),
-        make("mv.unicode-and-spaces", basic, ["mv", "social/my site", "web/ünï new"], locales: both),
-        make("mv.symlinked-entry", symlinks, ["mv", "link", "link2"]),
-        make(
-            "mv.store-dir-trailing-slash", basic, ["mv", "bank", "vault"],
-            environment: ["PASSWORD_STORE_DIR": "$STORE/"],
-            deliberate: "pass prints the store's paths with a double slash; coffer prints one"),
-        make(
-            "mv.terminal-overwrite-yes", basic, ["mv", "bank", "email/home"],
-            input: .terminal([.wait("home.gpg'? "), .type("y\r")])),
-        make(
-            "mv.terminal-overwrite-no", basic, ["mv", "bank", "email/home"],
-            input: .terminal([.wait("home.gpg'? "), .type("n\r")])),
-    ]
+    static let moving: [DifferentialScenario] =
+        [
+            make("mv.entry", basic, ["mv", "bank", "vault"]),
+            make("mv.rename-alias", basic, ["rename", "bank", "vault"]),
+            make("mv.into-existing-folder", basic, ["mv", "bank", "email"]),
+            make("mv.into-new-folder", basic, ["mv", "bank", "vault/"]),
+            make("mv.folder", basic, ["mv", "email", "mail"]),
+            make("mv.folder-into-folder", basic, ["mv", "email", "social"]),
+            make("mv.overwrite-without-terminal", basic, ["mv", "bank", "email/home"]),
+            make("mv.force", basic, ["mv", "-f", "bank", "email/home"]),
+            make("mv.reencrypt", multi, ["mv", "shared", "team/shared"]),
+            make("mv.reencrypt-folder", multi, ["mv", "team", "old-team"], unordered: true),
+            make("mv.git", basicGit, ["mv", "bank", "vault"]),
+            make("mv.git-folder", basicGit, ["mv", "email", "mail"]),
+            make("mv.missing", basic, ["mv", "nope", "x"]),
+            make("mv.sneaky-source", basic, ["mv", "../evil", "x"]),
+            make("mv.sneaky-destination", basic, ["mv", "bank", "../evil"]),
+            make("mv.one-argument", basic, ["mv", "bank"]),
+            make("mv.file-of-same-name", tricky, ["mv", "foo", "baz"]),
+            make("mv.folder-of-same-name", tricky, ["mv", "foo/", "baz"]),
+            make("mv.unicode-and-spaces", basic, ["mv", "social/my site", "web/ünï new"], locales: both),
+            make("mv.symlinked-entry", symlinks, ["mv", "link", "link2"]),
+            make(
+                "mv.store-dir-trailing-slash", basic, ["mv", "bank", "vault"],
+                environment: ["PASSWORD_STORE_DIR": "$STORE/"],
+                deliberate: "pass prints the store's paths with a double slash; coffer prints one"),
+        ] + overwritePrompts("mv")
+
+    /// `COMMAND bank email/home` at a terminal, answering the overwrite question yes and no.
+    private static func overwritePrompts(_ command: String) -> [DifferentialScenario] {
+        ["y", "n"].map { answer in
+            make(
+                "\(command).terminal-overwrite-\(answer == "y" ? "yes" : "no")", basic,
+                [command, "bank", "email/home"],
+                input: .terminal([.wait("home.gpg'? "), .type(answer + "\r")]))
+        }
+    }
 
     // MARK: - cp, copy
 
-    static let copying: [DifferentialScenario] = [
-        make("cp.entry", basic, ["cp", "bank", "vault"]),
-        make("cp.copy-alias", basic, ["copy", "bank", "vault"]),
-        make("cp.into-existing-folder", basic, ["cp", "bank", "email"]),
-        make("cp.into-new-folder", basic, ["cp", "bank", "vault/"]),
-        make("cp.folder", basic, ["cp", "email", "mail"], unordered: true),
-        make("cp.folder-with-gpg-id", multi, ["cp", "team", "team2"], unordered: true),
-        make("cp.reencrypt", multi, ["cp", "shared", "team/shared"]),
-        make("cp.overwrite-without-terminal", basic, ["cp", "bank", "email/home"]),
-        make("cp.force", basic, ["cp", "-f", "bank", "email/home"]),
-        make("cp.git", basicGit, ["cp", "bank", "vault"]),
-        make("cp.git-folder", basicGit, ["cp", "email", "mail"], unordered: true),
-        make("cp.missing", basic, ["cp", "nope", "x"]),
-        make("cp.sneaky", basic, ["cp", "bank", "a/../../evil"]),
-        make("cp.no-arguments", basic, ["cp"]),
-        make("cp.invalid-option", basic, ["cp", "-r", "bank", "x"]),
-        make(
-            "cp.terminal-overwrite-yes", basic, ["cp", "bank", "email/home"],
-            input: .terminal([.wait("home.gpg'? "), .type("y\r")])),
-        make(
-            "cp.terminal-overwrite-no", basic, ["cp", "bank", "email/home"],
-            input: .terminal([.wait("home.gpg'? "), .type("n\r")])),
-    ]
+    static let copying: [DifferentialScenario] =
+        [
+            make("cp.entry", basic, ["cp", "bank", "vault"]),
+            make("cp.copy-alias", basic, ["copy", "bank", "vault"]),
+            make("cp.into-existing-folder", basic, ["cp", "bank", "email"]),
+            make("cp.into-new-folder", basic, ["cp", "bank", "vault/"]),
+            make("cp.folder", basic, ["cp", "email", "mail"], unordered: true),
+            make("cp.folder-with-gpg-id", multi, ["cp", "team", "team2"], unordered: true),
+            make("cp.reencrypt", multi, ["cp", "shared", "team/shared"]),
+            make("cp.overwrite-without-terminal", basic, ["cp", "bank", "email/home"]),
+            make("cp.force", basic, ["cp", "-f", "bank", "email/home"]),
+            make("cp.git", basicGit, ["cp", "bank", "vault"]),
+            make("cp.git-folder", basicGit, ["cp", "email", "mail"], unordered: true),
+            make("cp.missing", basic, ["cp", "nope", "x"]),
+            make("cp.sneaky", basic, ["cp", "bank", "a/../../evil"]),
+            make("cp.no-arguments", basic, ["cp"]),
+            make("cp.invalid-option", basic, ["cp", "-r", "bank", "x"]),
+        ] + overwritePrompts("cp")
 
     // MARK: - git
 

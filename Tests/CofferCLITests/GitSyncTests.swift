@@ -34,6 +34,11 @@ struct GitSyncTests {
         return output
     }
 
+    /// `coffer sync` in each store, in this order.
+    func sync(_ stores: String...) throws {
+        for store in stores { try check(store, ["sync"]) }
+    }
+
     func show(_ store: String, _ name: String) throws -> String {
         try run(store, ["show", name]).outputText
     }
@@ -79,8 +84,7 @@ struct GitSyncTests {
         try check(one, ["sync"])
         let synced = try check(two, ["sync"])
         #expect(synced.outputText.contains("Changed site"))
-        try check(one, ["sync"])
-        try check(three, ["sync"])
+        try sync(one, three)
         for store in [one, two, three] {
             #expect(try show(store, "site") == "MARK-pw\nlogin: MARK-bob\nurl: https://MARK-b")
         }
@@ -113,8 +117,7 @@ struct GitSyncTests {
             [coffer, "edit", "site"],
             environment: ["PASSWORD_STORE_DIR": two, "EDITOR": editor])
         #expect(edited.status == 0, "\(edited.errorText)")
-        try check(two, ["sync"])
-        try check(one, ["sync"])
+        try sync(two, one)
         #expect(try show(one, "site") == "MARK-pw\nlogin: MARK-carol\nurl: https://MARK-a")
         try expectNoPlaintextAnywhere([one, two])
     }
@@ -125,9 +128,7 @@ struct GitSyncTests {
         try check(one, ["mv", "site", "renamed/site"])
         try check(
             two, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-alice\nurl: https://MARK-c\n")
-        try check(one, ["sync"])
-        try check(two, ["sync"])
-        try check(one, ["sync"])
+        try sync(one, two, one)
         for store in [one, two] {
             #expect(try show(store, "renamed/site") == "MARK-pw\nlogin: MARK-alice\nurl: https://MARK-c")
             #expect(try run(store, ["show", "site"]).status == 1)
@@ -219,8 +220,7 @@ struct GitSyncTests {
         try check(one, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-signed\n")
         let signature = try sandbox.check(["git", "-C", one, "log", "-1", "--format=%G?"]).outputText
         #expect(signature == "G")
-        try check(one, ["sync"])
-        try check(two, ["sync"])
+        try sync(one, two)
         #expect(try show(two, "site") == "MARK-pw\nlogin: MARK-signed")
     }
 

@@ -15,12 +15,6 @@ import Testing
 /// adds `--scratch-path` to every `swift build`.
 @Suite("Installation")
 struct InstallTests {
-    /// The package root, found from this file's path.
-    static let packageRoot: String = {
-        var path = #filePath
-        for _ in 0..<3 { path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) }
-        return path
-    }()
 
     /// This process's environment without make's own variables (a `make test` above would pass its
     /// jobserver and command-line variables down).
@@ -50,7 +44,8 @@ struct InstallTests {
 
     @Test("install puts the binary, the man pages and the completions in place; uninstall removes them")
     func installAndUninstall() throws {
-        let makefile = String(decoding: TestFiles.read(Self.packageRoot + "/Makefile") ?? [], as: UTF8.self)
+        let makefile = String(
+            decoding: TestFiles.read(TestFiles.packageRoot + "/Makefile") ?? [], as: UTF8.self)
         try #require(
             makefile.split(separator: "\n").contains {
                 $0.contains("include") && $0.contains("mk/install.mk")
@@ -64,7 +59,7 @@ struct InstallTests {
         try TestFiles.write(
             """
             #!/bin/sh
-            if [ "$1" = build ]; then shift; exec swift build --scratch-path "\(Self.packageRoot)/.build-install" "$@"; fi
+            if [ "$1" = build ]; then shift; exec swift build --scratch-path "\(TestFiles.packageRoot)/.build-install" "$@"; fi
             exec swift "$@"
 
             """, to: wrapper, mode: 0o755)
@@ -76,7 +71,7 @@ struct InstallTests {
                     "make", "--no-print-directory", target, "DESTDIR=" + destination, "PREFIX=/usr",
                     "SWIFT=" + wrapper,
                 ],
-                environment: environment, directory: Self.packageRoot, timeout: 3600)
+                environment: environment, directory: TestFiles.packageRoot, timeout: 3600)
         }
 
         try make("install")

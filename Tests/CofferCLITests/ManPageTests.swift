@@ -9,12 +9,6 @@ import Testing
 /// The manual pages in `man/`: clean under mandoc's linter, rendered by man(1), and complete.
 @Suite("Manual pages")
 struct ManPageTests {
-    /// The package root, found from this file's path.
-    static let packageRoot: String = {
-        var path = #filePath
-        for _ in 0..<3 { path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) }
-        return path
-    }()
 
     static let pages = ["man/coffer.1", "man/coffer-store.5"]
 
@@ -24,7 +18,8 @@ struct ManPageTests {
     /// with spaces so that phrases can be looked up whatever the line breaks.
     static func plainText(_ page: String) throws -> String {
         let rendered = try TestProcess.check(
-            ["mandoc", "-T", "ascii", "-O", "width=1000", packageRoot + "/" + page], environment: environment)
+            ["mandoc", "-T", "ascii", "-O", "width=1000", TestFiles.packageRoot + "/" + page],
+            environment: environment)
         var bytes: [UInt8] = []
         for byte in rendered.standardOutput {
             if byte == 0x08 {
@@ -40,7 +35,7 @@ struct ManPageTests {
     @Test("mandoc -T lint -W warning reports nothing", arguments: pages)
     func lint(page: String) throws {
         let result = try TestProcess.run(
-            ["mandoc", "-T", "lint", "-W", "warning", Self.packageRoot + "/" + page],
+            ["mandoc", "-T", "lint", "-W", "warning", TestFiles.packageRoot + "/" + page],
             environment: Self.environment)
         #expect(
             result.status == 0 && result.outputText.isEmpty && result.errorText.isEmpty,
@@ -53,7 +48,7 @@ struct ManPageTests {
         environment["MANPAGER"] = "cat"
         environment["PAGER"] = "cat"
         let result = try TestProcess.run(
-            ["man", "-P", "cat", "-l", Self.packageRoot + "/" + page], environment: environment)
+            ["man", "-P", "cat", "-l", TestFiles.packageRoot + "/" + page], environment: environment)
         #expect(result.status == 0, "\(result.errorText)")
         #expect(result.outputText.contains("NAME") && result.outputText.count > 2000)
         #expect(!result.errorText.contains("warning"), "\(result.errorText)")

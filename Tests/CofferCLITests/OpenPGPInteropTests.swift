@@ -124,7 +124,7 @@ struct TamperTests {
         let sandbox = try GPGSandbox()
         let store = sandbox.store()
         try store.initialize(recipients: [sandbox.keys[0].email])
-        let engine = GPGMEEngine(options: GPGOptions(homeDirectory: sandbox.gnupgHome))
+        let engine = sandbox.engine
         let encryptor = try #require(engine.encryptor(for: [sandbox.keys[0].email]) as? GPGCheckedEncryptor)
         var message = try encryptor.encrypt(SecureBytes(Self.plaintext))
         if writer == "in-process" {

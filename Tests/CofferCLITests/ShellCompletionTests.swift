@@ -18,15 +18,8 @@ struct ShellCompletionTests {
         let store: String
         let home: String
 
-        /// The package root, found from this file's path.
-        static let packageRoot: String = {
-            var path = #filePath
-            for _ in 0..<3 { path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) }
-            return path
-        }()
-
         /// The completion file `name` of the package.
-        static func completion(_ name: String) -> String { packageRoot + "/completions/" + name }
+        static func completion(_ name: String) -> String { TestFiles.packageRoot + "/completions/" + name }
 
         init() throws {
             folder = try TestFiles.temporaryFolder("coffer-completion")
@@ -49,6 +42,20 @@ struct ShellCompletionTests {
         /// The environment each shell runs with.
         func environment(path: String = "/usr/bin:/bin") -> [String: String] {
             ["PATH": path, "HOME": home, "PASSWORD_STORE_DIR": store, "LC_ALL": "C.UTF-8", "TERM": "dumb"]
+        }
+
+        /// A folder `name` in the fixture holding links `links` (link name to completion file), as a shell
+        /// finds completions installed there.
+        func completionFolder(_ name: String, links: [(link: String, file: String)]) throws -> String {
+            let path = folder + "/" + name
+            try Self.makeFolder(path)
+            for (link, file) in links {
+                guard symlink(Self.completion(file), path + "/" + link) == 0 else {
+                    throw TestProcess.Failure(
+                        description: "symlink \(link): \(String(cString: strerror(errno)))")
+                }
+            }
+            return path
         }
 
         static func makeFolder(_ path: String) throws {
@@ -206,9 +213,7 @@ struct ShellCompletionTests {
                 fixture, ["coffer", "show", "web/"], preamble: "source \(bashCompletion)")
             #expect(Set(words) == ["web/github.com", "web/my site"])
         }
-        let folder = fixture.folder + "/bash-completions"
-        try Fixture.makeFolder(folder)
-        #expect(symlink(Fixture.completion("coffer.bash"), folder + "/pass") == 0)
+        let folder = try fixture.completionFolder("bash-completions", links: [("pass", "coffer.bash")])
         let registration = try fixture.run([
             "bash", "--norc", "--noprofile", "-c", "source \"$1\" && complete -p pass coffer", "bash",
             folder + "/pass",
@@ -293,9 +298,7 @@ struct ShellCompletionTests {
     func zsh() throws {
         try Self.requireCommand("zsh")
         let fixture = try Fixture()
-        let folder = fixture.folder + "/zsh-functions"
-        try Fixture.makeFolder(folder)
-        #expect(symlink(Fixture.completion("_coffer"), folder + "/_coffer") == 0)
+        let folder = try fixture.completionFolder("zsh-functions", links: [("_coffer", "_coffer")])
         let lines = [
             "coffer ", "coffer sh", "coffer help hi", "coffer show --", "coffer generate -",
             "coffer insert -",
@@ -363,10 +366,8 @@ struct ShellCompletionTests {
     func fish() throws {
         try Self.requireCommand("fish")
         let fixture = try Fixture()
-        let folder = fixture.folder + "/fish-completions"
-        try Fixture.makeFolder(folder)
-        #expect(symlink(Fixture.completion("coffer.fish"), folder + "/coffer.fish") == 0)
-        #expect(symlink(Fixture.completion("coffer.fish"), folder + "/pass.fish") == 0)
+        let folder = try fixture.completionFolder(
+            "fish-completions", links: [("coffer.fish", "coffer.fish"), ("pass.fish", "coffer.fish")])
         func complete(_ line: String) throws -> [String] {
             try Self.fishComplete(fixture, line, folder: folder)
         }

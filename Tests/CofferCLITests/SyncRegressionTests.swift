@@ -8,83 +8,6 @@ import Testing
     import Darwin
 #endif
 
-/// Two clones of one bare repository, with coffer installed only as `pass` and run by absolute path with
-/// `PATH=/usr/bin:/bin`, so that nothing (git's merge driver least of all) can find it by name.
-struct SyncClones {
-    let installed: InstalledAsPass
-    let remote: String
-    let one: String
-    let two: String
-
-    var sandbox: GPGSandbox { installed.sandbox }
-
-    /// A first clone made by coffer with `first` (name, text) entries, pushed, and a second clone of it.
-    init(entries: [(String, String)]) throws {
-        installed = try InstalledAsPass(git: false)
-        remote = installed.sandbox.directory + "/remote.git"
-        one = installed.sandbox.directory + "/one"
-        two = installed.sandbox.directory + "/two"
-        try sandbox.check(["git", "init", "-q", "--bare", remote])
-        try check(one, ["init", sandbox.keys[0].fingerprint])
-        try check(one, ["git", "init"])
-        for (name, text) in entries { try insert(one, name, text) }
-        try sandbox.check(["git", "-C", one, "remote", "add", "origin", "file://" + remote])
-        try check(one, ["sync"])
-        try check(two, ["clone", "file://" + remote, "--path", two])
-    }
-
-    /// Runs the installed `pass` on the store at `store`.
-    @discardableResult
-    func run(_ store: String, _ arguments: [String], input: String = "") throws -> ChildProcess.Output {
-        try installed.run(arguments, input: input, environment: ["PASSWORD_STORE_DIR": store])
-    }
-
-    @discardableResult
-    func check(_ store: String, _ arguments: [String], input: String = "") throws -> ChildProcess.Output {
-        try installed.check(arguments, input: input, environment: ["PASSWORD_STORE_DIR": store])
-    }
-
-    func insert(_ store: String, _ name: String, _ text: String) throws {
-        try check(store, ["insert", "-m", "-f", name], input: text)
-    }
-
-    func show(_ store: String, _ name: String) throws -> String {
-        String(decoding: try check(store, ["show", name]).standardOutput, as: UTF8.self)
-    }
-
-    @discardableResult
-    func git(_ store: String, _ arguments: [String]) throws -> String {
-        try sandbox.check(["git", "-C", store] + arguments).outputText
-    }
-
-    /// Whether the clone is on its branch, with nothing uncommitted and no operation half done.
-    func isClean(_ store: String) throws -> Bool {
-        try git(store, ["status", "--porcelain"]).isEmpty
-            && (try? git(store, ["symbolic-ref", "-q", "HEAD"])) == "refs/heads/main"
-            && !TestFiles.exists(store + "/.git/coffer-sync")
-            && !TestFiles.exists(store + "/.git/rebase-merge")
-            && !TestFiles.exists(store + "/.git/MERGE_HEAD")
-    }
-
-    /// The encryption subkey ids an entry is encrypted to, sorted.
-    func keyIDs(_ store: String, _ name: String) throws -> [String] {
-        let packets = try sandbox.run(["gpg", "--batch", "--list-packets", store + "/" + name + ".gpg"])
-        return packets.outputText.split(separator: "\n").filter { $0.contains(":pubkey enc packet:") }
-            .compactMap { $0.split(separator: " ").last.map(String.init) }.sorted()
-    }
-
-    /// The encryption subkey id of test key `index`.
-    func subkeyID(_ index: Int) throws -> String {
-        let listing = try sandbox.check([
-            "gpg", "--batch", "--with-colons", "--list-keys", sandbox.keys[index].fingerprint,
-        ])
-        let line = listing.outputText.split(separator: "\n").first { $0.hasPrefix("sub:") }
-        return line.map { String($0.split(separator: ":", omittingEmptySubsequences: false)[4]) } ?? ""
-    }
-}
-
-/// Each finding of the sync review, reproduced: every write survives, nothing is pushed half done, and
-/// the exit status tells the truth.
 @Suite("sync never loses a write and never lies")
 struct SyncRegressionTests {
     @Test("Different fields merge with coffer installed only as pass, in sync and in a plain git pull")
@@ -163,10 +86,7 @@ struct SyncRegressionTests {
     @Test(".gpg-id changed on both sides merges as a set; its entries are encrypted for the result")
     func recipientsChangedOnBothSides() throws {
         let clones = try SyncClones(entries: [("team/a", "a\n")])
-        let (k0, k1, k2) = (
-            clones.sandbox.keys[0].fingerprint, clones.sandbox.keys[1].fingerprint,
-            clones.sandbox.keys[2].fingerprint
-        )
+        let (k0, k1, k2) = clones.fingerprints
         try clones.check(clones.one, ["init", "-p", "team", k0, k1])
         try clones.check(clones.two, ["init", "-p", "team", k0, k2])
         try clones.check(clones.one, ["sync"])
@@ -294,22 +214,9 @@ struct SyncRegressionTests {
         try clones.check(clones.one, ["sync"])
         try clones.insert(clones.two, "site", "pw-two\nlogin: a\n")
         // A hook that hangs once sync has moved to the remote's commit, so the kill lands half-way.
-        let hooks = clones.sandbox.directory + "/hooks"
-        mkdir(hooks, 0o755)
-        try TestFiles.write("#!/bin/sh\nexec sleep 30\n", to: hooks + "/post-checkout", mode: 0o755)
-        try clones.git(clones.two, ["config", "core.hooksPath", hooks])
-        var environment = clones.installed.environment
-        environment["PASSWORD_STORE_DIR"] = clones.two
-        let pid = try TestProcess.start([clones.installed.program, "sync"], environment: environment)
-        let deadline = TestProcess.monotonicSeconds() + 30
-        while !TestFiles.exists(clones.two + "/.git/coffer-sync") && TestProcess.monotonicSeconds() < deadline
-        {
-            usleep(20_000)
+        try clones.killSync(clones.two, hangingIn: "post-checkout") {
+            TestFiles.exists(clones.two + "/.git/coffer-sync")
         }
-        usleep(300_000)
-        kill(-pid, SIGKILL)
-        TestProcess.waitFor(pid)
-        try clones.git(clones.two, ["config", "--unset", "core.hooksPath"])
         #expect(TestFiles.exists(clones.two + "/.git/coffer-sync"), "the kill must land during the merge")
         // Leftovers of a killed git, for fsck to find.
         try TestFiles.write("", to: clones.two + "/.git/index.lock")

@@ -185,6 +185,13 @@ func environmentVariable(_ name: String) -> String? {
 
 /// Small file helpers for the tests (no Foundation).
 enum TestFiles {
+    /// The package root, found from this file's path.
+    static let packageRoot: String = {
+        var path = #filePath
+        for _ in 0..<3 { path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) }
+        return path
+    }()
+
     /// Writes bytes to a file, replacing it, with the given mode.
     static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)

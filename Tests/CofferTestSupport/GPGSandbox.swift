@@ -75,6 +75,9 @@ package final class GPGSandbox: @unchecked Sendable {
         return PasswordStore(configuration: configuration)
     }
 
+    /// A GPGME engine over the sandbox's keyring.
+    package var engine: GPGMEEngine { GPGMEEngine(options: GPGOptions(homeDirectory: gnupgHome)) }
+
     /// Runs a program in the sandbox environment (plus `extra`).
     @discardableResult
     package func run(

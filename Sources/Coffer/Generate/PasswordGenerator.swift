@@ -117,22 +117,16 @@ public struct PasswordGenerator: Sendable {
                 index += 5
                 continue
             }
-            let low: UInt8
-            if input[index] == UInt8(ascii: "\\") {
-                low = escaped(at: &index)
-            } else {
-                low = input[index]
-                index += 1
+            // One character, written as itself or as a backslash escape.
+            func character(at position: inout Int) -> UInt8 {
+                if input[position] == UInt8(ascii: "\\") { return escaped(at: &position) }
+                position += 1
+                return input[position - 1]
             }
+            let low = character(at: &index)
             if index + 1 < input.count, input[index] == UInt8(ascii: "-") {
                 var cursor = index + 1
-                let high: UInt8
-                if input[cursor] == UInt8(ascii: "\\") {
-                    high = escaped(at: &cursor)
-                } else {
-                    high = input[cursor]
-                    cursor += 1
-                }
+                let high = character(at: &cursor)
                 guard low <= high else {
                     throw CofferError(
                         .invalidArgument,

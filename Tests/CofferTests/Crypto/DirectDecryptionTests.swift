@@ -3,18 +3,12 @@ import Testing
 
 @testable import Coffer
 
-/// The in-process decryption (gpg-agent for the session key, libgcrypt for the rest) against
-/// messages made by real gpg, GPGME and pass, and its refusals; the in-process encryption of bulk
-/// work against gpg and pass as readers.
-@Suite("Decryption and bulk encryption without a gpg process")
-struct DirectDecryptionTests {
-    let sandbox: GPGSandbox
-    let engine: GPGMEEngine
-
-    init() throws {
-        sandbox = try GPGSandbox()
-        engine = GPGMEEngine(options: GPGOptions(homeDirectory: sandbox.gnupgHome))
-        // Start the agent the way a first decryption through gpg does.
+// The in-process decryption (gpg-agent for the session key, libgcrypt for the rest) against
+// messages made by real gpg, GPGME and pass, and its refusals; the in-process encryption of bulk
+// work against gpg and pass as readers.
+extension GPGMEEngineTests {
+    /// Starts the agent the way a first decryption through gpg does.
+    func startAgent() throws {
         _ = try engine.decrypt(
             try engine.encrypt(SecureBytes(string: "warm up"), to: [sandbox.keys[0].email]))
     }
@@ -59,6 +53,7 @@ struct DirectDecryptionTests {
 
     @Test(arguments: [0, 1, 15, 16, 17, 511, 512, 513, 8_191, 100_000, 1_500_000])
     func messagesOfEverySizeFromGPGAndGPGME(size: Int) throws {
+        try startAgent()
         let plaintext = Self.randomBytes(size)
         let fromGPG = try gpgEncrypt(plaintext, to: [sandbox.keys[0].fingerprint])
         #expect(direct(fromGPG) == plaintext)
@@ -67,6 +62,7 @@ struct DirectDecryptionTests {
     }
 
     @Test func armoredAndForSeveralRecipients() throws {
+        try startAgent()
         let plaintext = Array("password\nuser: alice\n".utf8)
         let armored = try gpgEncrypt(
             plaintext, to: [sandbox.keys[0].email], ["--compress-algo", "none", "-a"])
@@ -77,6 +73,7 @@ struct DirectDecryptionTests {
     }
 
     @Test func sessionKeysForSomeoneElseAreSkipped() throws {
+        try startAgent()
         // A key made in another keyring, of which this one holds only the public part.
         let elsewhere = sandbox.directory + "/elsewhere"
         let uid = "Someone Else <else@coffer.test>"
@@ -93,6 +90,7 @@ struct DirectDecryptionTests {
     }
 
     @Test func entriesWrittenByPassDecryptInProcess() throws {
+        try startAgent()
         try sandbox.check(["pass", "init", sandbox.keys[1].email])
         try sandbox.check(["pass", "insert", "-m", "site"], input: Array("p4ss\nurl: x\n".utf8))
         let file = try sandbox.read(sandbox.storeDirectory + "/site.gpg")
@@ -100,6 +98,7 @@ struct DirectDecryptionTests {
     }
 
     @Test func compressedMessagesAreLeftToGPG() throws {
+        try startAgent()
         let plaintext = Array(String(repeating: "compressible ", count: 200).utf8)
         let compressed = try gpgEncrypt(plaintext, to: [sandbox.keys[0].email], [])
         #expect(direct(compressed) == nil)
@@ -107,6 +106,7 @@ struct DirectDecryptionTests {
     }
 
     @Test func alteredMessagesAreNeverReturned() throws {
+        try startAgent()
         let plaintext = Array("do not trust me if I was changed".utf8)
         let message = try engine.encrypt(SecureBytes(plaintext), to: [sandbox.keys[0].email])
         #expect(direct(message) == plaintext)
@@ -125,6 +125,7 @@ struct DirectDecryptionTests {
     }
 
     @Test func keygripsAreGPGs() throws {
+        try startAgent()
         let listing = try sandbox.check(["gpg", "--with-colons", "--with-keygrip", "--list-keys"]).outputText
         var fingerprint = ""
         var compared = 0
@@ -144,6 +145,7 @@ struct DirectDecryptionTests {
     }
 
     @Test func socketFolderIsTheOneGPGUses() throws {
+        try startAgent()
         let folder = try sandbox.check(["gpgconf", "--list-dirs", "socketdir"]).outputText
         #expect(GPGAgentConnection.socketDirectory(home: sandbox.gnupgHome, isDefaultHome: false) == folder)
         // The z-base-32 specification's example.
@@ -151,6 +153,7 @@ struct DirectDecryptionTests {
     }
 
     @Test func withoutAnAgentGPGStartsOneAndThenItIsUsed() throws {
+        try startAgent()
         let message = try engine.encrypt(SecureBytes(string: "agent"), to: [sandbox.keys[0].email])
         try sandbox.check(["gpgconf", "--kill", "gpg-agent"])
         #expect(direct(message) == nil)
@@ -159,6 +162,7 @@ struct DirectDecryptionTests {
     }
 
     @Test func rsaKeys() throws {
+        try startAgent()
         let uid = "RSA Test <rsa@coffer.test>"
         try makeKey(uid, algorithm: "rsa2048")
         for size in [1, 40, 70_000] {
@@ -168,6 +172,7 @@ struct DirectDecryptionTests {
     }
 
     @Test func aKeyWithAPassphraseIsLeftToGPG() throws {
+        try startAgent()
         let uid = "Locked <locked@coffer.test>"
         try makeKey(
             uid, algorithm: "cv25519", options: ["--pinentry-mode", "loopback", "--passphrase", "pw"])
@@ -191,6 +196,7 @@ struct DirectDecryptionTests {
     }
 
     @Test func inProcessMessagesAreReadByGPG() throws {
+        try startAgent()
         let uid = "RSA Reader <rsa-reader@coffer.test>"
         try makeKey(uid, algorithm: "rsa2048")
         for recipients in [[sandbox.keys[0].email], [uid], [sandbox.keys[1].email, uid]] {
@@ -216,6 +222,7 @@ struct DirectDecryptionTests {
     }
 
     @Test func theFirstEncryptionIsGPGsAndRefusesWhatGPGRefuses() throws {
+        try startAgent()
         let unknown = engine.encryptor(for: ["nobody@nowhere.test"])
         #expect(throws: GPGError.self) { try unknown.encrypt(SecureBytes(string: "x")) }
         #expect(throws: GPGError.self) { try unknown.encrypt(SecureBytes(string: "x")) }
@@ -226,6 +233,7 @@ struct DirectDecryptionTests {
     }
 
     @Test func storeReencryptedInProcessIsReadByPass() throws {
+        try startAgent()
         let store = sandbox.store()
         try store.initialize(recipients: [sandbox.keys[0].email])
         let names = (0..<12).map { "team/entry\($0)" }

@@ -6,12 +6,9 @@ import Testing
 @Suite("GPGME engine with real gpg")
 struct GPGMEEngineTests {
     let sandbox: GPGSandbox
-    let engine: GPGMEEngine
+    var engine: GPGMEEngine { sandbox.engine }
 
-    init() throws {
-        sandbox = try GPGSandbox()
-        engine = GPGMEEngine(options: GPGOptions(homeDirectory: sandbox.gnupgHome))
-    }
+    init() throws { sandbox = try GPGSandbox() }
 
     @Test func roundTripByFingerprintEmailAndKeyID() throws {
         let key = sandbox.keys[0]
@@ -99,7 +96,7 @@ struct GPGMEEngineTests {
 struct ArmorTests {
     @Test func armorOptionWritesArmoredFilesWhoseKeysAreStillRead() throws {
         let sandbox = try GPGSandbox()
-        let engine = GPGMEEngine(options: GPGOptions(homeDirectory: sandbox.gnupgHome))
+        let engine = sandbox.engine
         var armored = engine.options
         armored.armor = true
         let armoredEngine = GPGMEEngine(options: armored)

@@ -64,7 +64,7 @@ struct InProcessHardeningTests {
     ) throws {
         let sandbox = try GPGSandbox()
         try "\(configuration)\n".write(toFile: sandbox.gnupgHome + "/gpg.conf")
-        let engine = GPGMEEngine(options: GPGOptions(homeDirectory: sandbox.gnupgHome))
+        let engine = sandbox.engine
         let encryptor = try #require(engine.encryptor(for: [sandbox.keys[0].email]) as? GPGCheckedEncryptor)
         for size in [10, 0, 100, 10_000] {
             let message = try encryptor.encrypt(SecureBytes([UInt8](repeating: 0x61, count: size)))
@@ -104,7 +104,7 @@ struct InProcessHardeningTests {
 
     @Test func anAgentSocketThatIsNotTheUsersOwnIsNotUsed() throws {
         let sandbox = try GPGSandbox()
-        let engine = GPGMEEngine(options: GPGOptions(homeDirectory: sandbox.gnupgHome))
+        let engine = sandbox.engine
         let message = try engine.encrypt(SecureBytes(string: "agent"), to: [sandbox.keys[0].email])
         // gpg starts the agent; then the in-process path uses it.
         #expect(try engine.decrypt(message).string == "agent")

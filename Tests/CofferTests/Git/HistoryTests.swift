@@ -3,19 +3,14 @@ import Testing
 
 @testable import Coffer
 
-@Suite("History, old revisions and restore with real git")
-struct HistoryTests {
-    let sandbox: GPGSandbox
-    let store: PasswordStore
-
-    init() throws {
-        sandbox = try GPGSandbox()
-        store = sandbox.store()
-        try store.initialize(recipients: [sandbox.keys[0].email])
+extension PasswordStoreTests {
+    /// Makes the store a git repository with its `.gpg-id` committed, as `pass git init` does.
+    func commitStore() throws {
         try sandbox.commitEverything(in: store.root, message: "Add current contents of password store.")
     }
 
     @Test func historyFollowsRenamesAndOldRevisionsDecrypt() throws {
+        try commitStore()
         try store.write("old/name", SecureBytes(string: "first\n"))
         try store.write("old/name", SecureBytes(string: "second\n"), commitMessage: "Edit old/name.")
         try store.move("old/name", to: "new/name")
@@ -40,6 +35,7 @@ struct HistoryTests {
     }
 
     @Test func restoreReencryptsForTodaysRecipients() throws {
+        try commitStore()
         try store.write("team/db", SecureBytes(string: "v1\n"))
         try store.initialize(recipients: [sandbox.keys[1].email], subfolder: "team")
         try store.write("team/db", SecureBytes(string: "v2\n"))
@@ -50,6 +46,7 @@ struct HistoryTests {
     }
 
     @Test func storeWithoutGitSaysHowToStart() throws {
+        try commitStore()
         let plain = sandbox.store(root: sandbox.directory + "/plain")
         try plain.initialize(recipients: [sandbox.keys[0].email])
         #expect {

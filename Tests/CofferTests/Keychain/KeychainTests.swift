@@ -16,17 +16,11 @@ struct Credentials: Codable, Equatable {
     var admin: Bool
 }
 
-@Suite("Keychain with real gpg and pass")
-struct KeychainTests {
-    let sandbox: GPGSandbox
-    let store: PasswordStore
-    let keychain: Keychain
-
-    init() throws {
-        sandbox = try GPGSandbox()
-        store = sandbox.store()
-        try store.initialize(recipients: [sandbox.keys[0].email])
-        keychain = try Keychain(service: "com.example.app", store: store)
+// The Keychain with real gpg and pass, over the store every PasswordStoreTests test starts with.
+extension PasswordStoreTests {
+    /// The keychain of the service the tests use.
+    var keychain: Keychain {
+        get throws { try Keychain(service: "com.example.app", store: store) }
     }
 
     /// What `gpg -d` prints for an item.
@@ -146,7 +140,7 @@ struct KeychainTests {
 
     @Test func fiftyConcurrentReads() async throws {
         try keychain.set("parallel", account: "p")
-        let keychain = self.keychain
+        let keychain = try self.keychain
         try await withThrowingTaskGroup(of: String?.self) { group in
             for _ in 0..<50 { group.addTask { try keychain.password(account: "p") } }
             var count = 0

@@ -9,24 +9,20 @@ import Testing
     import Darwin
 #endif
 
-@Suite("fsck: checking and repairing a store")
-struct StoreCheckTests {
-    let sandbox: GPGSandbox
-    let store: PasswordStore
-
-    init() throws {
-        sandbox = try GPGSandbox()
-        store = sandbox.store()
-        try store.initialize(recipients: [sandbox.keys[0].email])
+extension PasswordStoreTests {
+    /// The entry every check starts with.
+    func addGoodEntry() throws {
         try store.write("good", SecureBytes(string: "fine\n"))
     }
 
     @Test func cleanStoreHasNoFindings() throws {
+        try addGoodEntry()
         #expect(try store.check().isEmpty)
     }
 
     @Test("fsck --fix waits for the store lock like every writer; a plain check does not")
     func repairsTakeTheStoreLock() throws {
+        try addGoodEntry()
         let impatient = sandbox.store(environment: ["COFFER_LOCK_TIMEOUT": "0.5"])
         let path = try StoreLock.lockPath(for: impatient.root)
         let holder = try sandbox.run([
@@ -42,6 +38,7 @@ struct StoreCheckTests {
     }
 
     @Test func findsAndFixesProblems() throws {
+        try addGoodEntry()
         try store.write("loose", SecureBytes(string: "x\n"))
         chmod(store.entryPath("loose"), 0o644)
         try "".write(toFile: store.root + "/empty.gpg")
@@ -73,6 +70,7 @@ struct StoreCheckTests {
     }
 
     @Test func findingsComeInWalkOrderAndProgressIsReported() throws {
+        try addGoodEntry()
         // Every entry in three folders has a loose mode, so each gives one finding; decryption runs on
         // several workers, and the findings must still come in the order of the walk.
         let names = ["b", "a", "c"].flatMap { folder in (0..<6).map { "\(folder)/e\($0)" } }
@@ -89,12 +87,14 @@ struct StoreCheckTests {
     }
 
     @Test func theNextWriteRemovesStrayTemporaryFiles() throws {
+        try addGoodEntry()
         try "junk".write(toFile: store.root + "/.x.gpg.coffer-tmp-99")
         try store.write("another", SecureBytes(string: "y\n"))
         #expect(FileSystem.kind(store.root + "/.x.gpg.coffer-tmp-99") == .missing)
     }
 
     @Test func initRemovesWhatAnInterruptedInitLeft() throws {
+        try addGoodEntry()
         // An init killed while writing `.gpg-id` leaves its temporary file beside it; the folders with
         // entries are elsewhere, so only the rerun's own write can notice it.
         try FileSystem.makeDirectories(store.root + "/team", mode: 0o700)
@@ -110,6 +110,7 @@ struct StoreCheckTests {
     }
 
     @Test func reportsConflictsAndDirtyGit() throws {
+        try addGoodEntry()
         try store.write(
             "merged", SecureBytes(string: "pw\n<<<<<<< ours\na: 1\n=======\na: 2\n>>>>>>> theirs\n"))
         try sandbox.check(["git", "-C", store.root, "init", "-q"])
