@@ -8,7 +8,12 @@ debian_packages=(
     xclip xvfb wl-clipboard qrencode expect util-linux procps
     zsh fish bash-completion mandoc man-db time hyperfine
     sq sqop rnp python3-pgpy
+    oathtool faketime pass-extension-otp pass-extension-tail pass-extension-audit python3-venv python3-pip
 )
+
+# PyPI's pass-import (the `pass import` extension), in a virtual environment of its own: the tests put
+# its bin folder first on PATH and read its import.bash from there.
+pass_import_venv=/usr/local/lib/coffer-test/pass-import
 
 if [[ "$(uname -s)" == Darwin ]]; then
     command -v brew >/dev/null || { echo "bootstrap: Homebrew is needed on macOS" >&2; exit 1; }
@@ -18,11 +23,23 @@ if [[ "$(uname -s)" == Darwin ]]; then
     exit 0
 fi
 
+install_pass_import() {
+    [[ -x $pass_import_venv/bin/python3 ]] && "$pass_import_venv/bin/python3" -c 'import pass_import' 2>/dev/null && return 0
+    echo "bootstrap: installing pass-import from PyPI into $pass_import_venv" >&2
+    local sudo=()
+    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+    "${sudo[@]}" python3 -m venv "$pass_import_venv"
+    "${sudo[@]}" "$pass_import_venv/bin/pip" install --quiet --disable-pip-version-check pass-import
+}
+
 missing=()
 for package in "${debian_packages[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
+if [[ ${#missing[@]} -eq 0 ]]; then
+    install_pass_import
+    exit 0
+fi
 
 echo "bootstrap: installing ${missing[*]}" >&2
 sudo=()
@@ -30,3 +47,4 @@ sudo=()
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_pass_import
