@@ -120,6 +120,29 @@ struct ClipboardTests {
         #expect(copied == "bank-password")
     }
 
+    @Test("An extension's clip copies its text (handed to coffer on a pipe) and says so as pass does")
+    func extensionClip() async throws {
+        let (result, copied, passOutput) = try await BlockingGate.shared.run {
+            let context = try Context()
+            let folder = context.sandbox.store + "/.extensions"
+            mkdir(folder, 0o700)
+            try TestFiles.write(
+                "secret=\"$($GPG -d \"${GPG_OPTS[@]}\" \"$PREFIX/$1.gpg\" | tail -n 1)\"\nclip \"$secret\" \"$1\"\n",
+                to: folder + "/lastline.bash", mode: 0o755)
+            let enabled = ["PASSWORD_STORE_ENABLE_EXTENSIONS": "true"]
+            let result = try context.coffer(["lastline", "bank"], environment: enabled)
+            let copied = try context.selection()
+            let pass = try TestProcess.run(
+                ["/usr/bin/pass", "lastline", "bank"], environment: context.environment(enabled),
+                directory: context.sandbox.home, timeout: 20)
+            return (result, copied, pass.outputText)
+        }
+        #expect(result.status == 0, "\(result.errorText)")
+        #expect(copied == "pin: 1234")
+        #expect(result.outputText == "Copied bank to clipboard. Will clear in 3 seconds.\n")
+        #expect(result.outputText == passOutput)
+    }
+
     @Test("show -c2 copies the second line to PASSWORD_STORE_X_SELECTION")
     func copiesChosenLineToPrimary() async throws {
         let (result, primary) = try await BlockingGate.shared.run {

@@ -6,13 +6,34 @@ import Coffer
     import Darwin
 #endif
 
-/// Unknown commands: an executable `coffer-COMMAND` in `PASSWORD_STORE_EXTENSIONS_DIR` (when
-/// `PASSWORD_STORE_ENABLE_EXTENSIONS=true`) or on `PATH` runs with the remaining arguments and the store's
-/// settings in its environment, as git and cargo run theirs. pass's bash extensions (`COMMAND.bash`) cannot
-/// be sourced by coffer and are refused with one line.
+/// Unknown commands run extensions: pass's bash extensions (`COMMAND.bash`) where pass looks for them,
+/// sourced by bash after coffer's prelude (``ExtensionPrelude``); and coffer's own executables
+/// (`coffer-COMMAND`) with the remaining arguments and the store's settings in their environment, as git
+/// and cargo run theirs.
+///
+/// The order: with `PASSWORD_STORE_ENABLE_EXTENSIONS=true`, the user's folder
+/// (`PASSWORD_STORE_EXTENSIONS_DIR`, default `<store>/.extensions`), `coffer-COMMAND` then `COMMAND.bash`;
+/// then the system folder's `COMMAND.bash`, which pass reads without the switch; then `coffer-COMMAND`
+/// on `PATH`. With `PASSWORD_STORE_SIGNING_KEY` set, an extension of the user's folder runs only with a
+/// valid signature, as in pass.
 enum ExtensionCommand {
     /// The prefix of extension executables.
     static let executablePrefix = "coffer-"
+
+    /// Where pass's system extensions are: `COFFER_SYSTEM_EXTENSIONS_DIR` when set (for tests), else
+    /// Debian's and Ubuntu's folder, or on macOS Homebrew's.
+    static func systemDirectory(_ environment: [String: String]) -> String {
+        if let folder = environment["COFFER_SYSTEM_EXTENSIONS_DIR"], !folder.isEmpty { return folder }
+        #if os(macOS)
+            for prefix in ["/opt/homebrew", "/usr/local"]
+            where FileSystem.isDirectory(prefix + "/lib/password-store") {
+                return prefix + "/lib/password-store/extensions"
+            }
+            return "/usr/local/lib/password-store/extensions"
+        #else
+            return "/usr/lib/password-store/extensions"
+        #endif
+    }
 
     /// Runs the extension for `arguments[0]` and returns `true`, or returns `false` when there is none
     /// (the arguments are then shown as pass does).
@@ -23,47 +44,84 @@ enum ExtensionCommand {
         let environment = invocation.environment
         let enabled = environment["PASSWORD_STORE_ENABLE_EXTENSIONS"] == "true"
         let folder = invocation.extensionsDirectory
-        var executable: String?
+        func runnable(_ path: String) -> Bool { FileSystem.isFile(path) && FileSystem.isExecutable(path) }
         if enabled {
             let candidate = folder + "/" + executablePrefix + name
-            if FileSystem.isFile(candidate) && FileSystem.isExecutable(candidate) {
-                try invocation.store.verifySignature(of: candidate)
-                executable = candidate
-            } else if FileSystem.isFile(folder + "/" + name + ".bash")
-                && FileSystem.isExecutable(folder + "/" + name + ".bash")
-            {
-                throw bashExtension(folder + "/" + name + ".bash", invocation)
+            if runnable(candidate) {
+                try verify(candidate, invocation)
+                try runExecutable(candidate, arguments, invocation)
+            }
+            if runnable(folder + "/" + name + ".bash") {
+                try verify(folder + "/" + name + ".bash", invocation)
+                try runBash(arguments, invocation)
             }
         }
-        if executable == nil {
-            executable = ChildProcess.findOnPath(executablePrefix + name, environment: environment)
+        if runnable(systemDirectory(environment) + "/" + name + ".bash") {
+            try runBash(arguments, invocation)
         }
-        guard let executable else {
-            let system = "/usr/lib/password-store/extensions/" + name + ".bash"
-            if FileSystem.isFile(system) && FileSystem.isExecutable(system) {
-                throw bashExtension(system, invocation)
-            }
+        guard let executable = ChildProcess.findOnPath(executablePrefix + name, environment: environment)
+        else {
             return false
         }
+        try runExecutable(executable, arguments, invocation)
+    }
+
+    private static func verify(_ path: String, _ invocation: Invocation) throws {
+        do {
+            try invocation.store.verifySignature(of: path)
+        } catch let error as CofferError {
+            throw Exit.die(error.message)
+        }
+    }
+
+    /// Runs `coffer-COMMAND` and ends with its status.
+    private static func runExecutable(_ executable: String, _ arguments: [String], _ invocation: Invocation)
+        throws
+        -> Never
+    {
+        try finish(
+            ChildProcess(
+                .path(executable), arguments: Array(arguments.dropFirst()),
+                environment: extensionEnvironment(invocation).map { "\($0.key)=\($0.value)" }.sorted()))
+    }
+
+    /// Runs bash with the prelude, which finds the extension again (by pass's rules) and sources it, and
+    /// ends with bash's status. The environment is this process's, as pass's extensions get pass's.
+    private static func runBash(_ arguments: [String], _ invocation: Invocation) throws -> Never {
+        let environment = invocation.environment
+        let bash = ChildProcess.findOnPath("bash", environment: environment) ?? "/bin/bash"
+        #if os(macOS)
+            let getopt =
+                ["/opt/homebrew/opt/gnu-getopt/bin/getopt", "/usr/local/opt/gnu-getopt/bin/getopt"].first(
+                    where: FileSystem.isExecutable) ?? "getopt"
+            let (shred, base64) = ("srm -f -z", "openssl base64")
+        #else
+            let (getopt, shred, base64) = ("getopt", "shred -f -z", "base64")
+        #endif
+        let settings = [
+            ownExecutable, systemDirectory(environment), invocation.program, getopt, shred, base64,
+        ]
+        let argumentZero = CommandLine.arguments.first ?? invocation.program
+        try finish(
+            ChildProcess(
+                .path(bash), arguments: ["-c", ExtensionPrelude.script, argumentZero] + settings + arguments,
+                environment: environment.map { "\($0.key)=\($0.value)" }.sorted()))
+    }
+
+    /// Runs `child` attached to this process's terminal and ends as it ended: with its status, or killed
+    /// by the same signal.
+    private static func finish(_ child: ChildProcess) throws -> Never {
         let status: Int32
         do {
-            status = try ChildProcess(
-                .path(executable), arguments: Array(arguments.dropFirst()),
-                environment: extensionEnvironment(invocation).map { "\($0.key)=\($0.value)" }.sorted()
-            ).runAttached().code
+            status = try child.runAttached().code
         } catch let error as CofferError {
             throw Exit.die("Error: \(error.message)")
         }
         if status > 128 {
-            // The extension was killed by a signal: end the same way.
             signal(status - 128, SIG_DFL)
             raise(status - 128)
         }
         throw Exit(status)
-    }
-
-    private static func bashExtension(_ path: String, _ invocation: Invocation) -> Exit {
-        .die("Error: \(path) is a bash extension for pass, which coffer cannot run.")
     }
 
     /// The environment an extension gets: this process's, plus every store setting spelled out.

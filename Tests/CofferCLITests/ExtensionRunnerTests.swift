@@ -1,0 +1,100 @@
+import Coffer
+import CofferTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// pass's bash extensions run by coffer installed only as `pass`, by absolute path, with `PATH` holding the
+/// system's folders (where Debian's own pass also is): the prelude's helpers call coffer back by its path,
+/// never whatever `pass` `PATH` finds; the system folder can be moved for tests; an extension killed by a
+/// signal ends coffer the same way; and the text `clip` copies is never an argument.
+@Suite("Extensions run by coffer installed as pass")
+struct ExtensionRunnerTests {
+    /// Writes the extension `name.bash` into `folder` (made when missing), executable.
+    private func extensionFile(_ folder: String, _ name: String, _ body: String) throws {
+        mkdir(folder, 0o700)
+        try TestFiles.write("#!/usr/bin/env bash\n" + body, to: folder + "/" + name + ".bash", mode: 0o755)
+    }
+
+    @Test("Helpers call back the coffer that runs the extension, not the pass on PATH")
+    func helpersCallCofferBack() throws {
+        let coffer = try InstalledAsPass()
+        try coffer.insert("bank", "bank-pw\n")
+        try extensionFile(
+            coffer.store + "/.extensions", "probe",
+            """
+            printf 'ext-pw\\nnote: written by an extension\\n' | cmd_insert -m "$1"
+            cmd_show "$1"
+            cmd_git
+            echo "git without arguments: $?"
+
+            """)
+        let output = try coffer.run(
+            ["probe", "fromext"], environment: ["PASSWORD_STORE_ENABLE_EXTENSIONS": "true"])
+        #expect(output.status == 0, "\(output.errorText)")
+        #expect(output.outputText.contains("ext-pw\nnote: written by an extension\n"), "\(output.outputText)")
+        // coffer git exits with git's status (1 without arguments); pass's would have said 0.
+        #expect(output.outputText.contains("git without arguments: 1"))
+        #expect(try coffer.decrypted("fromext") == "ext-pw\nnote: written by an extension\n")
+        #expect(try coffer.lastCommit() == "Add given password for fromext to store.")
+        // Only the extension itself is left untracked.
+        #expect(try coffer.uncommitted() == "?? .extensions/probe.bash")
+    }
+
+    @Test("The system folder: COFFER_SYSTEM_EXTENSIONS_DIR, no switch needed, below the user's")
+    func systemFolder() throws {
+        let coffer = try InstalledAsPass()
+        let system = coffer.sandbox.directory + "/system-extensions"
+        try extensionFile(system, "hello", "echo \"system: $* from $SYSTEM_EXTENSION_DIR\"\n")
+        let environment = ["COFFER_SYSTEM_EXTENSIONS_DIR": system]
+        let output = try coffer.check(["hello", "a b"], environment: environment)
+        #expect(output.outputText == "system: a b from \(system)")
+        try extensionFile(coffer.store + "/.extensions", "hello", "echo user\n")
+        #expect(try coffer.check(["hello"], environment: environment).outputText == "system:  from \(system)")
+        var enabled = environment
+        enabled["PASSWORD_STORE_ENABLE_EXTENSIONS"] = "true"
+        #expect(try coffer.check(["hello"], environment: enabled).outputText == "user")
+    }
+
+    @Test("An extension killed by a signal ends coffer by the same signal; exit statuses pass through")
+    func statuses() throws {
+        let coffer = try InstalledAsPass()
+        let folder = coffer.store + "/.extensions"
+        try extensionFile(folder, "killed", "echo before\nkill -TERM $$\necho after\n")
+        try extensionFile(folder, "seven", "exit 7\n")
+        let enabled = ["PASSWORD_STORE_ENABLE_EXTENSIONS": "true"]
+        let killed = try coffer.run(["killed"], environment: enabled)
+        #expect(killed.status == 128 + SIGTERM)
+        #expect(killed.outputText == "before")
+        #expect(try coffer.run(["seven"], environment: enabled).status == 7)
+    }
+
+    @Test("clip and qrcode take their text on a pipe: it is in no process's arguments")
+    func clipTextIsNoArgument() throws {
+        let coffer = try InstalledAsPass()
+        try coffer.insert("bank", "MARK-secret-line\n")
+        let log = coffer.sandbox.directory + "/argv.log"
+        // Every program the prelude can start, wrapped to log its arguments.
+        let path = try coffer.sandbox.loggingWrappers(for: ["bash", "gpg", "qrencode", "xclip"], log: log)
+        try extensionFile(
+            coffer.store + "/.extensions", "showqr",
+            "secret=\"$($GPG -d \"${GPG_OPTS[@]}\" \"$PREFIX/$1.gpg\")\"\nqrcode \"$secret\" \"$1\"\n")
+        let output = try coffer.run(
+            ["showqr", "bank"],
+            environment: [
+                "PASSWORD_STORE_ENABLE_EXTENSIONS": "true", "PATH": path, "DISPLAY": "", "TERM": "dumb",
+            ])
+        #expect(output.status == 0, "\(output.errorText)")
+        let logged = String(decoding: TestFiles.read(log) ?? [], as: UTF8.self)
+        #expect(
+            logged.contains("argv: [") && logged.contains("qrencode"), "the QR code was not drawn: \(logged)")
+        #expect(
+            !logged.split(separator: "\n").filter { $0.hasPrefix("argv:") }.contains {
+                $0.contains("MARK-secret")
+            })
+    }
+}
