@@ -29,7 +29,9 @@ struct SyncModelOptions: Sendable {
     /// Parts of the model to leave out (for narrowing a failure down): `kill` (no SIGKILL), `files`
     /// (no non-entry files), `gpgid` (no recipient changes), `rename`, `remove`, `edit` (no `coffer edit`),
     /// `fsck`, `mode` (no switching between rebase and merge), `full` and `pass` (those ways of starting
-    /// coffer), `merge` (every clone rebases), `rebase` (every clone merges).
+    /// coffer), `merge` (every clone rebases), `rebase` (every clone merges), `sign` (no seed signs its
+    /// commits; otherwise a quarter of the seeds sign every commit and require signatures), `quoted` (no
+    /// entry names git quotes: no spaces, ASCII only).
     var without: Set<String> = []
     /// The time limit of one command, in seconds.
     var commandTimeout: Double = 240
@@ -129,7 +131,11 @@ final class SyncModelRun {
         "email", "my bank/acc ount", "ünï/пароль", "ünï/ключ", "team/deploy", "team/ci token", "web/shop",
         "web/forum",
     ]
-    static let recipientFolders = ["", "team", "ünï"]
+    /// The same without a name git quotes (`COFFER_SYNC_WITHOUT=quoted`).
+    static let plainEntryNames = [
+        "email", "bank/account", "uni/pass", "uni/key", "team/deploy", "team/ci-token", "web/shop",
+        "web/forum",
+    ]
     static let fieldKeys = ["login", "url", "email", "pin", "note"]
     static let textFile = "notes.txt"
     static let jsonFile = ".browserpass.json"
@@ -144,6 +150,15 @@ final class SyncModelRun {
     let tag: String
     var random: SeededRandom
     var modes: [String]
+    /// Whether every clone signs its commits (`pass.signcommits`) and requires signatures
+    /// (`coffer.requiresignedcommits`).
+    var signed = false
+    /// The sync modes the clones started with.
+    var startModes: [String] = []
+    /// The entry names in use.
+    let entryNames: [String]
+    /// The folders whose recipients change: the root and two that hold entries.
+    let recipientFolders: [String]
     var script: [String] = []
     var failures: [SyncModelFailure] = []
     var ledger = SyncModelLedger(clones: 3)
@@ -163,6 +178,8 @@ final class SyncModelRun {
         sandbox = try GPGSandbox()
         coffer = try CofferBinary.path()
         random = SeededRandom(seed: options.seed)
+        entryNames = options.without.contains("quoted") ? Self.plainEntryNames : Self.entryNames
+        recipientFolders = ["", "team", options.without.contains("quoted") ? "uni" : "ünï"]
         tag = String(options.seed, radix: 36)
         let git = TestProcess.resolve("git", path: sandbox.environment["PATH"] ?? "/usr/bin:/bin")
         var environment = sandbox.environment
@@ -196,7 +213,9 @@ final class SyncModelRun {
         }
         figures.values = ledger.order.count
         figures.destroyed = ledger.destroyed.count
-        let summary = "clones " + zip(Self.cloneNames, modes).map { "\($0) \($1)" }.joined(separator: ", ")
+        let summary =
+            "clones " + zip(Self.cloneNames, startModes).map { "\($0) \($1)" }.joined(separator: ", ")
+            + (signed ? "; signed commits required" : "")
         let text =
             (SyncModelShell.preamble(seed: options.seed, summary: summary) + script + SyncModelShell.epilogue)
             .joined(separator: "\n") + "\n"
@@ -409,13 +428,18 @@ final class SyncModelRun {
     /// Clone one makes the store and pushes it; two and three clone it. Returns `false` when that failed.
     func setUp() throws -> Bool {
         let keys = sandbox.keys.map(\.email)
-        var lines = [
-            "git init -q --bare \"$S/remote.git\"",
-            command(0, "path", ["init", keys[0]]),
-            command(0, "path", ["git", "init"]),
-        ]
+        signed = !options.without.contains("sign") && random.chance(0.25)
+        var lines = ["git init -q --bare \"$S/remote.git\""]
+        if signed {
+            lines += [
+                "git config --global pass.signcommits true",
+                "git config --global coffer.requiresignedcommits true",
+                "git config --global user.signingkey \(keys[0])",
+            ]
+        }
+        lines += [command(0, "path", ["init", keys[0]]), command(0, "path", ["git", "init"])]
         var written: [(String, String)] = []
-        for name in ["email", "team/deploy", "ünï/пароль"] {
+        for name in [entryNames[0], entryNames[4], entryNames[2]] {
             let (content, markers) = freshEntry()
             lines.append(command(0, "path", ["insert", "-m", name], input: content))
             written += markers.map { ($0, name) }
@@ -424,11 +448,15 @@ final class SyncModelRun {
         written.append((note, Self.textFile))
         lines.append("printf 'first line\\n\(note)\\n' > \"$S/one/\(Self.textFile)\"")
         lines.append(command(0, "path", ["git", "add", "--", Self.textFile]))
-        lines.append(command(0, "path", ["git", "commit", "-q", "-m", "Add notes."]))
+        lines.append(
+            command(0, "path", ["git", "commit"] + (signed ? ["-S"] : []) + ["-q", "-m", "Add notes."]))
         lines.append(command(0, "git", ["remote", "add", "origin", "$S/remote.git"]))
         lines.append(command(0, "path", ["sync"]))
         lines.append(command(1, "path", ["clone", "$S/remote.git", "--path", "$S/two"]))
         lines.append(command(2, "path", ["clone", "$S/remote.git", "--path", "$S/three"]))
+        for clone in 1..<3 where signed {
+            lines.append(command(clone, "git", ["config", "user.signingkey", keys[clone]]))
+        }
         for clone in 0..<3 {
             let merge =
                 options.without.contains("rebase")
@@ -445,6 +473,7 @@ final class SyncModelRun {
                 return false
             }
         }
+        startModes = modes
         for (marker, what) in written { ledger.recordWrite(marker, clone: 0, step: 0, what: what) }
         for clone in 0..<3 {
             snapshots[clone] = snapshot(clone)
@@ -564,7 +593,7 @@ final class SyncModelRun {
 
     func addEntry(_ clone: Int) throws {
         let existing = Set(snapshots[clone].entries)
-        guard let name = Self.entryNames.filter({ !existing.contains($0) }).randomElement(using: &random)
+        guard let name = entryNames.filter({ !existing.contains($0) }).randomElement(using: &random)
         else {
             return try removeEntry(clone)
         }
@@ -576,7 +605,7 @@ final class SyncModelRun {
 
     func renameEntry(_ clone: Int) throws {
         let existing = snapshots[clone].entries
-        let free = Self.entryNames.filter { !existing.contains($0) }
+        let free = entryNames.filter { !existing.contains($0) }
         guard let source = existing.randomElement(using: &random),
             let target = free.randomElement(using: &random)
         else { return try editEntry(clone) }
@@ -595,7 +624,7 @@ final class SyncModelRun {
     }
 
     func changeRecipients(_ clone: Int) throws {
-        let folder = random.pick(Self.recipientFolders)
+        let folder = random.pick(recipientFolders)
         var keys = sandbox.keys.map(\.email)
         keys.shuffle(using: &random)
         var chosen = Array(keys.prefix(Int.random(in: 1...3, using: &random)))
@@ -654,7 +683,8 @@ final class SyncModelRun {
         var line = folder.isEmpty ? "" : "mkdir -p \"$S/\(Self.cloneNames[clone])/\(folder)\" && "
         line += "printf \(SyncModelShell.printfFormat(bytes)) > \"$S/\(Self.cloneNames[clone])/\(file)\" && "
         line += command(clone, style, ["git", "add", "--", file]) + " && "
-        line += command(clone, style, ["git", "commit", "-q", "-m", "Edit \(file)."])
+        line += command(
+            clone, style, ["git", "commit"] + (signed ? ["-S"] : []) + ["-q", "-m", "Edit \(file)."])
         try userCommand(
             clone, line, comment: "\(Self.cloneNames[clone]) \(what) \(file)", path: file,
             newText: String(decoding: bytes, as: UTF8.self), newBytes: bytes)
@@ -662,6 +692,7 @@ final class SyncModelRun {
 
     func fsck(_ clone: Int) throws {
         let before = snapshots[clone]
+        let settledBefore = try gitState(clone).settled
         let result = try shell(
             command(clone, randomStyle(), ["fsck", "--fix"]),
             comment: "\(Self.cloneNames[clone]) runs fsck --fix")
@@ -673,7 +704,13 @@ final class SyncModelRun {
                     + ledger.story(of: marker, cloneNames: Self.cloneNames))
         }
         snapshots[clone] = after
-        if try gitState(clone).settled { baselines[clone] = after.markers }
+        let state = try gitState(clone)
+        if settledBefore && !state.settled {
+            failOnce(
+                "uncommitted fsck", "command-left-uncommitted",
+                "fsck --fix left \(Self.cloneNames[clone]) not clean: \(state.summary)")
+        }
+        if state.settled { baselines[clone] = after.markers }
     }
 
     func toggleMode(_ clone: Int) throws {
@@ -733,7 +770,14 @@ final class SyncModelRun {
             }
         }
         ledger.recordSeen(after.markers, clone: clone, step: step)
-        if try gitState(clone).settled { baselines[clone] = after.markers }
+        let state = try gitState(clone)
+        if result.status == 0 && stateBefore.settled && !state.settled {
+            failOnce(
+                "uncommitted " + comment.split(separator: " ").dropFirst().prefix(1).joined(),
+                "command-left-uncommitted",
+                "\(line) exited 0 but left \(name) not clean: \(state.summary)")
+        }
+        if state.settled { baselines[clone] = after.markers }
     }
 
     // MARK: Sync

@@ -52,7 +52,7 @@ struct SyncModelTests {
             seeds += 1
             figures.add(outcome.figures)
             let found = Set(outcome.failures.map(\.kind)).sorted()
-            print("soak seed \(seed): " + (found.isEmpty ? "ok" : found.joined(separator: ", ")))
+            Self.say("soak seed \(seed): " + (found.isEmpty ? "ok" : found.joined(separator: ", ")))
             if !found.isEmpty {
                 failing.append(seed)
                 Self.save(outcome)
@@ -66,8 +66,14 @@ struct SyncModelTests {
             summary +=
                 "  \(kind): \(seeds.count) seed(s), e.g. \(seeds.prefix(5).map(String.init).joined(separator: " "))\n"
         }
-        print(summary)
+        Self.say(summary)
         #expect(failing.isEmpty, "\(summary)")
+    }
+
+    /// Writes a line to standard output at once (a soak runs for long; `print` may hold it back).
+    static func say(_ line: String) {
+        let bytes = Array((line.hasSuffix("\n") ? line : line + "\n").utf8)
+        bytes.withUnsafeBytes { _ = write(1, $0.baseAddress, $0.count) }
     }
 
     /// Records the outcome's failures as one issue (with the replay script) and saves the report.
