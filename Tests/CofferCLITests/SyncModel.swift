@@ -181,7 +181,7 @@ final class SyncModelRun {
         entryNames = options.without.contains("quoted") ? Self.plainEntryNames : Self.entryNames
         recipientFolders = ["", "team", options.without.contains("quoted") ? "uni" : "ünï"]
         tag = String(options.seed, radix: 36)
-        let git = TestProcess.resolve("git", path: sandbox.environment["PATH"] ?? "/usr/bin:/bin")
+        let git = try sandbox.check(["sh", "-c", "command -v git"]).outputText.trimmingNewlines
         var environment = sandbox.environment
         for (name, value) in SyncModelShell.environment(sandbox: sandbox.directory, coffer: coffer, git: git)
         {
@@ -500,15 +500,7 @@ final class SyncModelRun {
             }
             choices.append((weight, name))
         }
-        var roll = Int.random(in: 0..<choices.map(\.weight).reduce(0, +), using: &random)
-        var chosen = choices[0].name
-        for choice in choices {
-            if roll < choice.weight {
-                chosen = choice.name
-                break
-            }
-            roll -= choice.weight
-        }
+        let chosen = random.weighted(choices.map { (weight: $0.weight, value: $0.name) })
         switch chosen {
         case "edit": try editEntry(clone)
         case "add": try addEntry(clone)
