@@ -60,6 +60,8 @@ struct SyncModelFigures: Sendable {
     var killed = 0
     /// Rounds of final syncs.
     var finalRounds = 0
+    /// Merges by hand that sync asked for.
+    var manualMerges = 0
     /// Entries holding a conflict at the end.
     var conflictedEntries = 0
     /// Values written.
@@ -75,6 +77,7 @@ struct SyncModelFigures: Sendable {
         killsArmed += other.killsArmed
         killed += other.killed
         finalRounds += other.finalRounds
+        manualMerges += other.manualMerges
         conflictedEntries += other.conflictedEntries
         values += other.values
         destroyed += other.destroyed
@@ -82,7 +85,7 @@ struct SyncModelFigures: Sendable {
 
     var summary: String {
         "\(commands) commands, \(syncs) syncs (\(failedSyncs) not exit 0, \(killed) of \(killsArmed) armed kills "
-            + "killed), \(values) values written, \(destroyed) overwritten by users, "
+            + "killed), \(manualMerges) merges by hand, \(values) values written, \(destroyed) overwritten by users, "
             + "\(conflictedEntries) entries in conflict at the end"
     }
 }
@@ -319,8 +322,10 @@ final class SyncModelRun {
 
     func gitState(_ clone: Int) throws -> GitState {
         let path = clonePath(clone)
+        // coffer's own record of a sync under way (or killed) counts as one.
         let markers = [
-            ("rebase-merge", "rebase"), ("rebase-apply", "rebase"), ("MERGE_HEAD", "merge"),
+            ("coffer-sync", "sync"), ("rebase-merge", "rebase"), ("rebase-apply", "rebase"),
+            ("MERGE_HEAD", "merge"),
             ("CHERRY_PICK_HEAD", "cherry-pick"), ("REVERT_HEAD", "revert"),
         ]
         let operation = markers.first { TestFiles.exists(path + "/.git/" + $0.0) }?.1
@@ -784,14 +789,16 @@ final class SyncModelRun {
             "\(name) syncs (\(modes[clone]), coffer \(style == "path" ? "on PATH" : style == "full" ? "off PATH" : "as pass"))"
         let armed = mayKill && random.chance(0.25)
         if armed {
-            let at = Int.random(in: 1...12, using: &random)
-            let phase = random.pick(["before", "after", "after", "0.02", "0.1", "0.3"])
+            let at = Int.random(in: 1...6, using: &random)
+            let phase = random.pick(["before", "after", "0.02", "0.1", "0.1", "0.3", "0.6"])
             line = "rm -f \"$S/kill-count\"; SYNCMODEL_KILL='\(at) \(phase)' setsid -w " + line
-            comment += ", killed at git run \(at) \(Double(phase) == nil ? phase : "+\(phase) s (timing)")"
+            comment +=
+                ", killed at changing git run \(at) \(Double(phase) == nil ? phase : "+\(phase) s (timing)")"
             figures.killsArmed += 1
         }
         figures.syncs += 1
         let remoteBefore = try remoteHead()
+        let headBefore = try gitState(clone).head
         let result = try shell(line, comment: comment)
         if armed && result.status == 128 + SIGKILL { figures.killed += 1 }
         if result.status != 0 { figures.failedSyncs += 1 }
@@ -814,6 +821,15 @@ final class SyncModelRun {
                 )
             }
         }
+        // A sync that stops saying it changed nothing has changed nothing.
+        if result.status != 0 && result.errorText.contains("Nothing was changed")
+            && (!state.settled || state.head != headBefore)
+        {
+            failOnce(
+                "stop-changed", "sync-stop-changed",
+                "\(line) said nothing was changed but left \(name) \(state.summary), HEAD "
+                    + "\(state.head?.prefix(10) ?? "none") (before: \(headBefore?.prefix(10) ?? "none"))")
+        }
         guard state.settled else { return result.status }
         // What the clone held, and what the remote held if the clone now builds on it, is still there.
         var held = baselines[clone]
@@ -833,7 +849,65 @@ final class SyncModelRun {
         }
         baselines[clone] = after.markers
         checkSettledFiles(clone, after)
+        if result.status != 0 && result.errorText.contains("Merge it by hand") {
+            try mergeByHand(clone, advice: result.errorText)
+        }
         return result.status
+    }
+
+    /// What a person does when sync stops on something it cannot merge and says "Merge it by hand": `git
+    /// merge` the remote's branch, keep both sides of every file git leaves unmerged (ours, then theirs),
+    /// commit. Entries are never left to this: sync must merge them itself.
+    func mergeByHand(_ clone: Int, advice: String) throws {
+        let name = Self.cloneNames[clone]
+        let before = snapshots[clone]
+        let remote = try remoteHead()
+        figures.manualMerges += 1
+        let sign = signed ? ["-S"] : []
+        try shell(
+            command(clone, "git", ["merge", "--no-edit"] + sign + ["origin/main"]),
+            comment: "\(name) merges by hand, as sync asked")
+        let unmerged = try checkGit(["-C", clonePath(clone), "diff", "--name-only", "-z", "--diff-filter=U"])
+            .standardOutput.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        if unmerged.contains(where: { $0.hasSuffix(".gpg") }) {
+            fail(
+                "manual-merge-of-entry",
+                "sync asked for a merge by hand that leaves entries unmerged: \(unmerged)")
+            try shell(command(clone, "git", ["merge", "--abort"]))
+            snapshots[clone] = snapshot(clone)
+            return
+        }
+        for path in unmerged where !advice.contains(path) {
+            failOnce(
+                "stop-unnamed " + path, "sync-stop-unnamed-path",
+                "sync stopped on \(name) but did not name \(path), which a merge by hand leaves unmerged")
+        }
+        for path in unmerged {
+            let stages = ["2", "3"].map {
+                command(clone, "git", ["cat-file", "blob", ":\($0):\(path)"]) + " 2>/dev/null"
+            }
+            try shell(
+                "{ \(stages.joined(separator: "; ")); } > \"$S/\(name)/\"\(SyncModelShell.quote(path))",
+                comment: "\(name) keeps both sides of \(path)")
+        }
+        if !unmerged.isEmpty {
+            try shell(command(clone, "git", ["add", "--"] + unmerged))
+            try shell(command(clone, "git", ["commit", "-q", "--no-edit"] + sign))
+        }
+        let after = snapshot(clone)
+        snapshots[clone] = after
+        ledger.recordSeen(after.markers, clone: clone, step: step)
+        let expected = before.markers.union(try remote.map { try markers(ofRemoteCommit: $0) } ?? [])
+        for marker in expected.subtracting(after.markers).sorted()
+        where !ledger.mayBeMissing(marker) && ledger.recordLoss(marker, step: step) {
+            fail("manual-merge-lost-value", "the merge by hand on \(name) lost \(marker)")
+        }
+        let state = try gitState(clone)
+        if state.settled {
+            baselines[clone] = after.markers
+        } else {
+            fail("manual-merge-failed", "the merge by hand left \(name) \(state.summary)")
+        }
     }
 
     /// Files that are not entries never rest with conflict markers; entries always decrypt.

@@ -36,22 +36,39 @@ struct SyncModelShell {
         """
 
     /// `$S/wrap/git`: git, or with `SYNCMODEL_KILL="N PHASE"` a SIGKILL of the whole command (its process
-    /// group) at the Nth git run of it: `before` it, `after` it, or that many seconds into it.
+    /// group) at its Nth git run that may change something (reading commands such as `rev-parse`,
+    /// `status` or `config` are not counted): `before` it, `after` it, or that many seconds into it.
     static let gitWrapper = """
         #!/bin/sh
-        # git; with SYNCMODEL_KILL="N PHASE" the process group is killed at the Nth git run
-        # (PHASE: before, after, or seconds into the run). $S/kill-count counts the runs.
+        # git; with SYNCMODEL_KILL="N PHASE" the process group is killed at the Nth git run that may change
+        # something (PHASE: before, after, or seconds into the run). $S/kill-count counts those runs.
         if [ -n "${SYNCMODEL_KILL:-}" ]; then
-            counter="${0%/wrap/git}/kill-count"
-            count=$(( $(cat "$counter" 2>/dev/null || echo 0) + 1 ))
-            echo "$count" > "$counter"
-            if [ "$count" = "${SYNCMODEL_KILL%% *}" ]; then
-                case ${SYNCMODEL_KILL#* } in
-                before) kill -KILL 0 ;;
-                after) "$SYNCMODEL_GIT" "$@"; kill -KILL 0 ;;
-                *) "$SYNCMODEL_GIT" "$@" & sleep "${SYNCMODEL_KILL#* }"; kill -KILL 0 ;;
+            command=
+            skip=
+            for argument in "$@"; do
+                if [ -n "$skip" ]; then skip=; continue; fi
+                case $argument in
+                -C | -c | --git-dir | --work-tree | --namespace) skip=1 ;;
+                -*) ;;
+                *) command=$argument; break ;;
                 esac
-            fi
+            done
+            case $command in
+            rev-parse | status | config | diff | log | ls-files | ls-tree | cat-file | show | remote | rev-list | \
+                merge-base | symbolic-ref | for-each-ref | var | version | check-attr | verify-commit | "") ;;
+            *)
+                counter="${0%/wrap/git}/kill-count"
+                count=$(( $(cat "$counter" 2>/dev/null || echo 0) + 1 ))
+                echo "$count" > "$counter"
+                if [ "$count" = "${SYNCMODEL_KILL%% *}" ]; then
+                    case ${SYNCMODEL_KILL#* } in
+                    before) kill -KILL 0 ;;
+                    after) "$SYNCMODEL_GIT" "$@"; kill -KILL 0 ;;
+                    *) "$SYNCMODEL_GIT" "$@" & sleep "${SYNCMODEL_KILL#* }"; kill -KILL 0 ;;
+                    esac
+                fi
+                ;;
+            esac
         fi
         exec "$SYNCMODEL_GIT" "$@"
 
