@@ -168,6 +168,8 @@ final class SyncModelRun {
     var snapshots: [SyncModelSnapshot] = Array(repeating: SyncModelSnapshot(), count: 3)
     /// Per clone, the markers it held at its last settled point.
     var baselines: [Set<String>] = Array(repeating: [], count: 3)
+    /// Per clone, its HEAD at its last settled point.
+    var settledHeads: [String?] = Array(repeating: nil, count: 3)
     var figures = SyncModelFigures()
     var step = 0
     var valueCount = 0
@@ -483,6 +485,7 @@ final class SyncModelRun {
         for clone in 0..<3 {
             snapshots[clone] = snapshot(clone)
             baselines[clone] = snapshots[clone].markers
+            settledHeads[clone] = try gitState(clone).head
             ledger.recordSeen(baselines[clone], clone: clone, step: 0)
         }
         return true
@@ -694,12 +697,6 @@ final class SyncModelRun {
             command(clone, randomStyle(), ["fsck", "--fix"]),
             comment: "\(Self.cloneNames[clone]) runs fsck --fix")
         let after = snapshot(clone)
-        for marker in before.markers.subtracting(after.markers) where ledger.recordLoss(marker, step: step) {
-            fail(
-                "fsck-lost-value",
-                "fsck --fix (exit \(result.status)) removed \(marker) from \(Self.cloneNames[clone]): "
-                    + ledger.story(of: marker, cloneNames: Self.cloneNames))
-        }
         snapshots[clone] = after
         let state = try gitState(clone)
         if settledBefore && !state.settled {
@@ -707,7 +704,18 @@ final class SyncModelRun {
                 "uncommitted fsck", "command-left-uncommitted",
                 "fsck --fix left \(Self.cloneNames[clone]) not clean: \(state.summary)")
         }
-        if state.settled { baselines[clone] = after.markers }
+        guard state.settled else { return }
+        // After a killed sync, fsck --fix may undo it: the clone is then where it last was settled.
+        let reference = settledBefore ? before.markers : baselines[clone]
+        for marker in reference.subtracting(after.markers).sorted()
+        where !ledger.mayBeMissing(marker) && ledger.recordLoss(marker, step: step) {
+            fail(
+                "fsck-lost-value",
+                "fsck --fix (exit \(result.status)) removed \(marker) from \(Self.cloneNames[clone]): "
+                    + ledger.story(of: marker, cloneNames: Self.cloneNames))
+        }
+        baselines[clone] = after.markers
+        settledHeads[clone] = state.head
     }
 
     func toggleMode(_ clone: Int) throws {
@@ -774,7 +782,10 @@ final class SyncModelRun {
                 "command-left-uncommitted",
                 "\(line) exited 0 but left \(name) not clean: \(state.summary)")
         }
-        if state.settled { baselines[clone] = after.markers }
+        if state.settled {
+            baselines[clone] = after.markers
+            settledHeads[clone] = state.head
+        }
     }
 
     // MARK: Sync
@@ -798,7 +809,9 @@ final class SyncModelRun {
         }
         figures.syncs += 1
         let remoteBefore = try remoteHead()
-        let headBefore = try gitState(clone).head
+        // "Nothing was changed" means: back where the clone was when it last was settled (a sync that
+        // follows a killed one first undoes what that one left).
+        let headBefore = settledHeads[clone]
         let result = try shell(line, comment: comment)
         if armed && result.status == 128 + SIGKILL { figures.killed += 1 }
         if result.status != 0 { figures.failedSyncs += 1 }
@@ -848,6 +861,7 @@ final class SyncModelRun {
                     + "(\(modes[clone]) mode): " + ledger.story(of: marker, cloneNames: Self.cloneNames))
         }
         baselines[clone] = after.markers
+        settledHeads[clone] = state.head
         checkSettledFiles(clone, after)
         if result.status != 0 && result.errorText.contains("Merge it by hand") {
             try mergeByHand(clone, advice: result.errorText)
@@ -869,20 +883,29 @@ final class SyncModelRun {
             comment: "\(name) merges by hand, as sync asked")
         let unmerged = try checkGit(["-C", clonePath(clone), "diff", "--name-only", "-z", "--diff-filter=U"])
             .standardOutput.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-        if unmerged.contains(where: { $0.hasSuffix(".gpg") }) {
-            fail(
-                "manual-merge-of-entry",
-                "sync asked for a merge by hand that leaves entries unmerged: \(unmerged)")
-            try shell(command(clone, "git", ["merge", "--abort"]))
-            snapshots[clone] = snapshot(clone)
-            return
+        // Entries git leaves unmerged hold what the merge driver wrote (a conflict kept inside, say): the
+        // person adds them as they are, if they decrypt.
+        let entries = unmerged.filter { $0.hasSuffix(".gpg") }
+        if !entries.isEmpty {
+            let merged = snapshot(clone)
+            let unreadable = entries.filter { merged.items[$0]?.problem != nil || merged.items[$0] == nil }
+            failOnce(
+                "manual-entries", "manual-merge-leaves-entries",
+                "the merge by hand that sync asked for on \(name) leaves entries unmerged, so the advice's "
+                    + "'git commit' fails until they are added: \(entries)"
+                    + (unreadable.isEmpty ? "" : "; these do not decrypt: \(unreadable)"))
+            if !unreadable.isEmpty {
+                try shell(command(clone, "git", ["merge", "--abort"]))
+                snapshots[clone] = snapshot(clone)
+                return
+            }
         }
-        for path in unmerged where !advice.contains(path) {
+        for path in unmerged where !path.hasSuffix(".gpg") && !advice.contains(path) {
             failOnce(
                 "stop-unnamed " + path, "sync-stop-unnamed-path",
                 "sync stopped on \(name) but did not name \(path), which a merge by hand leaves unmerged")
         }
-        for path in unmerged {
+        for path in unmerged where !path.hasSuffix(".gpg") {
             let stages = ["2", "3"].map {
                 command(clone, "git", ["cat-file", "blob", ":\($0):\(path)"]) + " 2>/dev/null"
             }
@@ -905,6 +928,7 @@ final class SyncModelRun {
         let state = try gitState(clone)
         if state.settled {
             baselines[clone] = after.markers
+            settledHeads[clone] = state.head
         } else {
             fail("manual-merge-failed", "the merge by hand left \(name) \(state.summary)")
         }
