@@ -123,6 +123,9 @@ struct SyncModelOutcome: Sendable {
 /// - at every settled point (no git operation under way, nothing uncommitted) the clone still holds every
 ///   value it held at the previous one, unless a user destroyed it (``SyncModelLedger``);
 /// - no file that is not an entry (`.gpg-id` included) is settled with conflict markers;
+/// - a sync that stops saying "Nothing was changed" left the clone as it last was settled; when it asks for
+///   a merge by hand, the model's user does exactly that (`git merge`, both sides of each file kept,
+///   `git commit`), and sync must have named every file that leaves unmerged;
 /// - after final rounds of syncs every clone is clean and at the remote's commit; every value written is
 ///   in the final entries (decrypted with `gpg -d`) or files, or was destroyed by a user; `coffer show`
 ///   reports every entry that holds a conflict; every entry is encrypted to the keys of its `.gpg-id`;
