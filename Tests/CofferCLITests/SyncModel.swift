@@ -439,7 +439,12 @@ final class SyncModelRun {
     func setUp() throws -> Bool {
         let keys = sandbox.keys.map(\.email)
         signed = !options.without.contains("sign") && random.chance(0.25)
-        var lines = ["git init -q --bare \"$S/remote.git\""]
+        // The remote is a local folder, so its receive-pack would die with a killed sync and leave a ref lock
+        // a real server never leaves: it runs in a session of its own, as a server's would.
+        var lines = [
+            "git init -q --bare \"$S/remote.git\"",
+            "git config --global remote.origin.receivepack 'setsid \"$SYNCMODEL_GIT\" receive-pack'",
+        ]
         if signed {
             lines += [
                 "git config --global pass.signcommits true",
@@ -598,7 +603,7 @@ final class SyncModelRun {
         let existing = Set(snapshots[clone].entries)
         guard let name = entryNames.filter({ !existing.contains($0) }).randomElement(using: &random)
         else {
-            return try removeEntry(clone)
+            return try options.without.contains("remove") ? editEntry(clone) : removeEntry(clone)
         }
         let (text, _) = freshEntry()
         try userCommand(
