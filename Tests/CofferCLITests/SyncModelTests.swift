@@ -27,6 +27,28 @@ struct SyncModelTests {
         Self.record(outcome)
     }
 
+    /// The checker is strict: a value left only in a dangling commit, and plaintext in a file, are found.
+    @Test func checkerFindsAValueOnlyInADanglingCommitAndPlaintextOnDisk() throws {
+        let run = try SyncModelRun(options: SyncModelOptions(seed: 42, steps: 0, without: ["sign", "kill"]))
+        #expect(try run.setUp())
+        run.step = 1
+        try run.addEntry(0)
+        let written = try #require(run.ledger.order.last)
+        #expect(run.ledger.writes[written]?.step == 1)
+        // What a sync that drops a local commit would leave: the entry only in a dangling commit.
+        try run.shell(
+            "git -C \"$S/one\" reset -q --hard HEAD~1", comment: "the new entry only in a dangling commit")
+        try run.shell(
+            "printf '%s\\n' \(SyncModelShell.quote(written)) > \"$S/home/leak.txt\"",
+            comment: "a plaintext leak")
+        run.step = 2
+        try run.finalChecks(converged: try run.finalSyncs())
+        let kinds = Set(run.failures.map(\.kind))
+        #expect(kinds.contains("sync-lost-value"), "\(run.failures)")
+        #expect(kinds.contains("plaintext-on-disk"), "\(run.failures)")
+        #expect(!kinds.contains("no-convergence"), "\(run.failures)")
+    }
+
     @Test(.enabled(if: environmentVariable("COFFER_SYNC_SEED") != nil))
     func seedFromEnvironment() throws {
         let seed = try #require(UInt64(environmentVariable("COFFER_SYNC_SEED") ?? ""))
