@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 BUILD_LOG := .build/build.log
 
-.PHONY: all bootstrap build release test lint demo clean fuzz bench
+.PHONY: all bootstrap build release test lint demo clean fuzz bench soak
 
 all: build
 
@@ -43,6 +43,11 @@ bench: bootstrap
 # libFuzzer targets with AddressSanitizer, FUZZ_SECONDS each (default 30).
 fuzz: bootstrap
 	scripts/fuzz.sh
+
+# The multi-clone sync model on new seeds for SECONDS seconds (default 600): make soak SECONDS=1800.
+# Failing seeds' findings and replay scripts go to .build/sync-model/.
+soak: bootstrap
+	scripts/soak-sync.sh $(SECONDS)
 
 clean:
 	rm -rf .build
