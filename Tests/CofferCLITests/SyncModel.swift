@@ -878,8 +878,9 @@ final class SyncModelRun {
     }
 
     /// What a person does when sync stops on something it cannot merge and says "Merge it by hand": `git
-    /// merge` the remote's branch, keep both sides of every file git leaves unmerged (ours, then theirs),
-    /// commit. Entries are never left to this: sync must merge them itself.
+    /// merge` the remote's branch, keep both sides of every file (not entry) git leaves unmerged (ours,
+    /// then theirs) and `git add` them, then sync again. Entries are never left to the person: the merge
+    /// driver or that sync merges them.
     func mergeByHand(_ clone: Int, advice: String) throws {
         let name = Self.cloneNames[clone]
         let before = snapshots[clone]
@@ -891,29 +892,15 @@ final class SyncModelRun {
             comment: "\(name) merges by hand, as sync asked")
         let unmerged = try checkGit(["-C", clonePath(clone), "diff", "--name-only", "-z", "--diff-filter=U"])
             .standardOutput.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-        // Entries git leaves unmerged hold what the merge driver wrote (a conflict kept inside, say): the
-        // person adds them as they are, if they decrypt.
-        let entries = unmerged.filter { $0.hasSuffix(".gpg") }
-        if !entries.isEmpty {
-            let merged = snapshot(clone)
-            let unreadable = entries.filter { merged.items[$0]?.problem != nil || merged.items[$0] == nil }
-            failOnce(
-                "manual-entries", "manual-merge-leaves-entries",
-                "the merge by hand that sync asked for on \(name) leaves entries unmerged, so the advice's "
-                    + "'git commit' fails until they are added: \(entries)"
-                    + (unreadable.isEmpty ? "" : "; these do not decrypt: \(unreadable)"))
-            if !unreadable.isEmpty {
-                try shell(command(clone, "git", ["merge", "--abort"]))
-                snapshots[clone] = snapshot(clone)
-                return
-            }
-        }
+        // Entries git leaves unmerged (changed on one side, removed or renamed on the other) are left to
+        // sync, as its advice says: the person fixes and adds the other files only.
         for path in unmerged where !path.hasSuffix(".gpg") && !advice.contains(path) {
             failOnce(
                 "stop-unnamed " + path, "sync-stop-unnamed-path",
                 "sync stopped on \(name) but did not name \(path), which a merge by hand leaves unmerged")
         }
-        for path in unmerged where !path.hasSuffix(".gpg") {
+        let files = unmerged.filter { !$0.hasSuffix(".gpg") }
+        for path in files {
             let stages = ["2", "3"].map {
                 command(clone, "git", ["cat-file", "blob", ":\($0):\(path)"]) + " 2>/dev/null"
             }
@@ -921,9 +908,11 @@ final class SyncModelRun {
                 "{ \(stages.joined(separator: "; ")); } > \"$S/\(name)/\"\(SyncModelShell.quote(path))",
                 comment: "\(name) keeps both sides of \(path)")
         }
-        if !unmerged.isEmpty {
-            try shell(command(clone, "git", ["add", "--"] + unmerged))
-            try shell(command(clone, "git", ["commit", "-q", "--no-edit"] + sign))
+        if !files.isEmpty { try shell(command(clone, "git", ["add", "--"] + files)) }
+        // Then sync again, which settles the entries, commits the merge and pushes it.
+        let finished = try sync(clone, mayKill: false, style: "path")
+        if finished != 0 {
+            fail("manual-merge-not-finished", "sync after the merge by hand on \(name) exited \(finished)")
         }
         let after = snapshot(clone)
         snapshots[clone] = after

@@ -282,4 +282,66 @@ struct SyncRegressionTests {
         #expect(result.errorText.contains("detached HEAD"))
         #expect(result.errorText.contains("git checkout"))
     }
+
+    @Test("A merge by hand as sync advises: every file named, sync settles the entries, re-encrypts, commits")
+    func mergeByHandFinishedBySync() throws {
+        let clones = try SyncClones(entries: [("site", "pw\nlogin: alice\n"), ("team/db", "db\n")])
+        let (_, k1, _) = clones.fingerprints
+        for file in ["notes.txt", "other.txt"] {
+            try TestFiles.write("a\n", to: clones.one + "/" + file)
+        }
+        try clones.git(clones.one, ["add", "notes.txt", "other.txt"])
+        try clones.git(clones.one, ["commit", "-qm", "files"])
+        try clones.check(clones.one, ["sync"])
+        try clones.check(clones.two, ["sync"])
+        // One: edits both files, the entry's login, and gives team/ to key 1 only. Two: edits both files
+        // and the entry's password, and adds an entry to team/ (still encrypted for key 0 there).
+        for file in ["notes.txt", "other.txt"] {
+            try TestFiles.write("one\n", to: clones.one + "/" + file)
+            try TestFiles.write("two\n", to: clones.two + "/" + file)
+        }
+        try clones.git(clones.one, ["commit", "-qam", "one's files"])
+        try clones.insert(clones.one, "site", "pw\nlogin: bob\n")
+        try clones.check(clones.one, ["init", "-p", "team", k1])
+        try clones.check(clones.one, ["sync"])
+        try clones.git(clones.two, ["commit", "-qam", "two's files"])
+        try clones.insert(clones.two, "site", "pw2\nlogin: alice\n")
+        try clones.insert(clones.two, "team/new", "new\n")
+        let stopped = try clones.run(clones.two, ["sync"])
+        #expect(stopped.status == 1)
+        #expect(
+            stopped.errorText.contains("fix notes.txt and other.txt and git add them"), "\(stopped.errorText)"
+        )
+
+        // As advised: git merge, both files fixed and added, sync again.
+        _ = try? clones.git(clones.two, ["merge", "-q", "--no-edit", "origin/main"])
+        for file in ["notes.txt", "other.txt"] {
+            try TestFiles.write("one\ntwo\n", to: clones.two + "/" + file)
+        }
+        let early = try clones.run(clones.two, ["sync"])
+        #expect(early.status == 1, "files not added yet: \(early.outputText)")
+        #expect(early.errorText.contains("a merge is under way"), "\(early.errorText)")
+        try clones.git(clones.two, ["add", "notes.txt", "other.txt"])
+        let finished = try clones.run(clones.two, ["sync"])
+        #expect(finished.status == 0, "\(finished.errorText)")
+        #expect(try clones.isClean(clones.two))
+        #expect(try clones.show(clones.two, "site") == "pw2\nlogin: bob\n")
+        #expect(try clones.keyIDs(clones.two, "team/new") == [try clones.subkeyID(1)])
+        #expect(
+            try clones.git(clones.two, ["rev-parse", "HEAD"])
+                == clones.git(clones.two, ["rev-parse", "origin/main"]))
+    }
+
+    @Test("A recipient both sides added is listed once, whatever the order of the lines")
+    func recipientAddedOnBothSides() throws {
+        let clones = try SyncClones(entries: [("site", "pw\n")])
+        let (k0, k1, _) = clones.fingerprints
+        try clones.check(clones.one, ["init", k0, k1])
+        try clones.check(clones.one, ["sync"])
+        try clones.check(clones.two, ["init", k1, k0])
+        try clones.check(clones.two, ["sync"])
+        let lines = String(decoding: TestFiles.read(clones.two + "/.gpg-id") ?? [], as: UTF8.self)
+            .split(separator: "\n")
+        #expect(lines.count == 2 && Set(lines) == [Substring(k0), Substring(k1)], "\(lines)")
+    }
 }

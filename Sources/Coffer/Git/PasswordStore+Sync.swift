@@ -52,6 +52,19 @@ extension PasswordStore {
                 report.recovered = true
                 report.keptInterruptedWork = undone.kept
             }
+            // A merge begun by hand (as a stopped sync advises) is finished first.
+            if repository.unfinishedOperation() == "merge", let branch = repository.currentBranch(),
+                let mergeHead = repository.resolve("MERGE_HEAD")
+            {
+                var integration = SyncIntegration(
+                    store: self, repository: repository, branch: branch, upstream: "MERGE_HEAD",
+                    upstreamCommit: mergeHead, rebase: false)
+                try integration.finishMergeByHand()
+                report.conflicts += integration.report.conflicts
+                report.keptEdits += integration.report.keptEdits
+                report.keptRenames += integration.report.keptRenames
+                report.reencrypted += integration.report.reencrypted
+            }
             try repository.ensureNoUnfinishedOperation()
             repository.removeStaleLocks()
             guard let branch = repository.currentBranch() else {
@@ -105,6 +118,9 @@ extension PasswordStore {
                     report.reencrypted += integration.report.reencrypted
                 }
                 let remoteHead = repository.resolve(upstream)
+                if let remoteHead {
+                    report.reencrypted += try reencryptOutgoing(repository, since: remoteHead)
+                }
                 let ahead =
                     try remoteHead == nil
                     || !repository.run(["rev-list", "\(remoteHead!)..HEAD"]).outputText.isEmpty
@@ -131,6 +147,37 @@ extension PasswordStore {
             if before != after { try describeChanges(repository, from: before, to: after, report: &report) }
             return report
         }
+    }
+
+    /// Entries of the commits about to be pushed (changed since `remoteHead`, or under a `.gpg-id` changed
+    /// since) that are not encrypted for their recipients, encrypted again and committed, so that what is
+    /// pushed matches its `.gpg-id`: a merge made by hand with git, say, brings entries into folders whose
+    /// recipients changed without re-encrypting them. Returns their names.
+    private func reencryptOutgoing(_ repository: GitRepository, since remoteHead: String) throws -> [String] {
+        var files = Set<String>()
+        for change in try repository.changes(from: remoteHead, to: "HEAD") where change.status != "D" {
+            let path = repository.directory + "/" + change.path
+            if change.path.hasSuffix(".gpg") {
+                files.insert(path)
+            } else if change.path == ".gpg-id" || change.path.hasSuffix("/.gpg-id") {
+                let folder = FileSystem.parent(of: path)
+                if FileSystem.isDirectory(folder) { files.formUnion(try Self.entryFiles(at: folder)) }
+            }
+        }
+        var plan = ReencryptionPlan()
+        for file in files.sorted() where FileSystem.kind(file) == .file {
+            let part = try planReencryption(at: file)
+            plan.jobs += part.jobs
+            plan.ciphertexts += part.ciphertexts
+        }
+        guard !plan.jobs.isEmpty else { return [] }
+        try write(plan) { _ in }
+        let written = plan.jobs.map(\.destination)
+        try repository.commit(
+            paths: written,
+            message:
+                "Reencrypt \(written.count) \(written.count == 1 ? "entry" : "entries") to match .gpg-id.")
+        return written.map { String($0.dropFirst(root.count + 1).dropLast(4)) }
     }
 
     /// With `coffer.requiresignedcommits` true, every commit in `range` must carry a good signature.

@@ -186,6 +186,7 @@ struct SyncIntegration {
             let picked = try repository.runUnchecked(
                 Self.withoutDriver + ["cherry-pick", "--no-commit", commit])
             try settleUnmerged(after: picked, localStage: 3, local: commit, remote: "HEAD")
+            try remergeRecipients(base: commit + "^", local: commit, remote: "HEAD")
             // What this step writes: the commit's changes, wherever git put them (a rename on the other
             // side moves them), and the resolutions.
             try reencryptEntries(changedIn: stagedPaths(comparedWith: "HEAD"))
@@ -207,6 +208,7 @@ struct SyncIntegration {
         let output = try repository.runUnchecked(
             Self.withoutDriver + ["merge", "--no-commit", "--no-ff", "--quiet", upstreamCommit])
         try settleUnmerged(after: output, localStage: 2, local: "HEAD", remote: upstreamCommit)
+        try remergeRecipients(base: base, local: "HEAD", remote: upstreamCommit)
         // This clone's changes, and whatever the merge wrote that neither side had (a rename on one side
         // with a change on the other, a resolution); what the remote wrote as it is stays as it is.
         let local = try repository.changes(from: base, to: original).map(\.path)
@@ -223,6 +225,48 @@ struct SyncIntegration {
         try repository.run(
             ["commit", "--quiet", "--no-verify", "-m", "Merge remote-tracking branch '\(upstream)'"]
                 + (sign ? ["-S"] : []))
+    }
+
+    /// Finishes a merge a person started with git, as sync advised (`git merge` of the remote's branch,
+    /// files fixed and added): entries git left unmerged (changed on one side and removed or renamed on
+    /// the other, or that the merge driver could not merge) are settled as sync settles them, entries are
+    /// encrypted for the recipients of the merged tree, and the merge is committed. Refuses, changing
+    /// nothing, while a file that is not an entry is unmerged or still holds conflict markers.
+    mutating func finishMergeByHand() throws {
+        let unmerged = try repository.unmergedPaths()
+        let files = unmerged.map(\.path).filter { Self.rank($0) != 2 }
+        let staged = try stagedPaths(comparedWith: "HEAD")
+        let marked = staged.filter { path in
+            Self.rank(path) != 2
+                && (try? FileSystem.readFile(repository.directory + "/" + path)).map(
+                    EntryMerge.containsConflict)
+                    == true
+        }
+        if !files.isEmpty || !marked.isEmpty {
+            let named = files + marked.filter { !files.contains($0) }
+            throw CofferError(
+                .gitOperationUnfinished,
+                "a merge is under way in the store: fix \(Self.list(named)), git add it, then sync again "
+                    + "(or git merge --abort to give it up)",
+                paths: named)
+        }
+        let entries = unmerged.filter { Self.rank($0.path) == 2 }
+        if !entries.isEmpty {
+            try settle(entries, localStage: 2, commits: (local: "HEAD", remote: upstreamCommit))
+        }
+        let base = try repository.run(["merge-base", "HEAD", upstreamCommit]).outputText
+        let local = try repository.changes(from: base, to: "HEAD").map(\.path)
+        let merged = Set(try stagedPaths(comparedWith: "HEAD")).intersection(
+            try stagedPaths(comparedWith: upstreamCommit))
+        try reencryptEntries(changedIn: Array(merged) + local)
+        let sign = repository.signsCommits
+        try repository.run(["commit", "--quiet", "--no-verify", "--no-edit"] + (sign ? ["-S"] : []))
+    }
+
+    /// `a`, `a and b`, `a, b and c`.
+    static func list(_ items: [String]) -> String {
+        items.count <= 1
+            ? items.joined() : items.dropLast().joined(separator: ", ") + " and " + items[items.count - 1]
     }
 
     /// After git applied a commit (or a merge): settles what it left unmerged, or fails with git's words
@@ -327,6 +371,35 @@ struct SyncIntegration {
     }
 
     private static func isRegularFile(_ mode: String) -> Bool { mode == "100644" || mode == "100755" }
+
+    /// A `.gpg-id` both sides changed is merged by its keys even when git merged it cleanly as text: two
+    /// sides that added the same recipient on different lines would otherwise list it twice, and one
+    /// side's removal could come back through the other's reordering.
+    private mutating func remergeRecipients(base: String, local: String, remote: String) throws {
+        let changedLocally = Set(try repository.changes(from: base, to: local).map(\.path))
+        let unmerged = Set(try repository.unmergedPaths().map(\.path))
+        var merged: [String] = []
+        for change in try repository.changes(from: base, to: remote)
+        where changedLocally.contains(change.path) && !unmerged.contains(change.path)
+            && (change.path == ".gpg-id" || change.path.hasSuffix("/.gpg-id"))
+        {
+            let path = change.path
+            guard let ours = try? repository.blob(local + ":" + path),
+                let theirs = try? repository.blob(remote + ":" + path)
+            else { continue }
+            try verifySignatures(path, local: (ours, local), remote: (theirs, remote))
+            let bytes = GPGIDFile.merge(
+                base: (try? repository.blob(base + ":" + path)) ?? [], ours: ours, theirs: theirs,
+                keys: recipientKeys, name: primaryFingerprint)
+            let file = repository.directory + "/" + path
+            guard (try? FileSystem.readFile(file)) != bytes else { continue }
+            try FileSystem.atomicWrite(file, bytes: bytes, mode: store.configuration.fileMode)
+            merged.append(path)
+        }
+        guard !merged.isEmpty else { return }
+        try repository.run(["add", "--"] + merged)
+        for path in merged { try resign(path) }
+    }
 
     /// Whether two versions of an entry decrypt to the same text (only its encryption changed); `false`
     /// when either cannot be decrypted here.
@@ -544,12 +617,29 @@ struct SyncIntegration {
         case decryptElsewhere(String)
     }
 
+    /// The files `git merge` of the remote's commit into the branch would leave unmerged, by git's own
+    /// text merge (`git merge-tree`, which changes nothing).
+    private func conflictsOfPlainMerge() -> [String] {
+        guard
+            let output = try? repository.runUnchecked([
+                "merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", "refs/heads/" + branch,
+                upstreamCommit,
+            ]), output.status == 1
+        else { return [] }
+        return output.standardOutput.split(separator: 0).dropFirst().map {
+            String(decoding: $0, as: UTF8.self)
+        }
+    }
+
     private func cannotMerge(_ path: String, _ reason: String, advice: Advice) -> CofferError {
         let what: String
         switch advice {
         case .byHand:
+            // Every file the same merge leaves to a person, not only the first one found.
+            let files = [path] + conflictsOfPlainMerge().filter { $0 != path && !$0.hasSuffix(".gpg") }
             what =
-                "Merge it by hand: in the store, git merge \(upstream), fix \(path), git commit; then sync again."
+                "Merge it by hand: in the store, git merge \(upstream), fix \(Self.list(files)) and git add "
+                + "\(files.count == 1 ? "it" : "them"); then sync again, which merges the entries and commits."
         case .importKey:
             what = "Import the missing public key (gpg --import) or fix the .gpg-id, then sync again."
         case .decryptElsewhere(let folder):

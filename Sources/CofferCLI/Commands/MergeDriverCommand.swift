@@ -8,8 +8,11 @@ import Coffer
 
 /// `git-merge-driver BASE OURS THEIRS PATH`: the merge driver git runs for `*.gpg` (`merge=coffer`).
 ///
-/// git runs it at the top of the work tree, which is the store. Exits 0 when the merge is clean, 1 when
-/// a conflict was kept inside the entry, 2 when it could not merge (git then reports a conflict).
+/// git runs it at the top of the work tree, which is the store. Exits 0 when the entry is merged: cleanly,
+/// or with a field both sides changed kept inside the entry with both values (then it says so on standard
+/// error, and `coffer show` and `fsck` point at it until `coffer edit` resolves it), so that a `git merge`
+/// or `git pull` by hand can be committed as it is. Exits 2 when it could not merge (it cannot decrypt or
+/// encrypt the entry): git then reports a conflict and keeps this side's version, nothing is lost.
 enum MergeDriverCommand {
     /// `git-merge-driver`, run by git.
     static let command = Command(
@@ -25,7 +28,13 @@ enum MergeDriverCommand {
         do {
             let clean = try store.mergeEntry(
                 base: arguments[0], ours: arguments[1], theirs: arguments[2], path: arguments[3])
-            if !clean { throw Exit(1) }
+            if !clean {
+                var name = arguments[3]
+                if name.hasSuffix(".gpg") { name.removeLast(4) }
+                standardError.line(
+                    "\(invocation.program): \(name): both sides changed the same field; both values are kept in "
+                        + "the entry: resolve them with \(invocation.program) edit \(name)")
+            }
         } catch let exit as Exit {
             throw exit
         } catch {
