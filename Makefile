@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 BUILD_LOG := .build/build.log
 
-.PHONY: all bootstrap build release test lint demo clean fuzz bench
+.PHONY: all bootstrap build release test lint demo clean fuzz bench soak
 
 all: build
 
@@ -43,6 +43,13 @@ bench: bootstrap
 # libFuzzer targets with AddressSanitizer, FUZZ_SECONDS each (default 30).
 fuzz: bootstrap
 	scripts/fuzz.sh
+
+# Soak tests (scripts/soak.sh lists them), each for SECONDS (default 600) with new seeds; reports in
+# .build/soak/. `make soak SECONDS=1800 SOAKS=stateful-fuzzer` runs one of them.
+SECONDS ?= 600
+SOAKS ?=
+soak: bootstrap
+	SOAK_SECONDS=$(SECONDS) scripts/soak.sh $(SOAKS)
 
 clean:
 	rm -rf .build
