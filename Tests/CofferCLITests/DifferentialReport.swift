@@ -1,3 +1,4 @@
+import Coffer
 import CofferTestSupport
 
 #if canImport(Glibc)
@@ -154,9 +155,9 @@ struct StoreSnapshot {
 }
 
 /// Entries decrypted by `gpg`, by their bytes: a file is decrypted once however many snapshots show it.
-final class DecryptionCache: @unchecked Sendable {
+final class DecryptionCache: Sendable {
     /// What `gpg -d` made of a file.
-    struct Decryption {
+    struct Decryption: Sendable {
         /// The long ids of the keys the file is encrypted to, sorted.
         let keys: [String]
         /// gpg's exit status.
@@ -165,15 +166,11 @@ final class DecryptionCache: @unchecked Sendable {
         let plaintext: [UInt8]
     }
 
-    private let lock = SpawnLock()
-    private var decryptions: [[UInt8]: Decryption] = [:]
+    private let decryptions = Locked<[[UInt8]: Decryption]>([:])
 
     /// The decryption of `bytes` (the content of `file`), from the cache or from gpg; failures are not kept.
     func decrypt(_ bytes: [UInt8], file: String, environment: [String: String]) throws -> Decryption {
-        lock.lock()
-        let known = decryptions[bytes]
-        lock.unlock()
-        if let known { return known }
+        if let known = decryptions.withLock({ $0[bytes] }) { return known }
         let result = try TestProcess.run(
             ["gpg", "--batch", "-v", "--keyid-format", "long", "-d", file], environment: environment)
         let keys = result.errorText.split(separator: "\n").compactMap { line -> String? in
@@ -183,9 +180,7 @@ final class DecryptionCache: @unchecked Sendable {
         let decryption = Decryption(
             keys: keys, status: result.status, plaintext: result.status == 0 ? result.standardOutput : [])
         if result.status == 0 {
-            lock.lock()
-            decryptions[bytes] = decryption
-            lock.unlock()
+            decryptions.withLock { $0[bytes] = decryption }
         }
         return decryption
     }

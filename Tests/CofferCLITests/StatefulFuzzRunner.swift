@@ -1,3 +1,4 @@
+import Coffer
 import CofferTestSupport
 import Dispatch
 
@@ -141,30 +142,70 @@ struct FuzzRunResult: Sendable {
     var races = 0
 }
 
+/// A step whose outcomes differ, as the rules of ``FuzzTolerance`` see it.
+struct FuzzStep {
+    /// The operation.
+    let operation: FuzzOperation
+    /// Whether the store was a git repository before the step.
+    let git: Bool
+    /// pass's files before the step, by path relative to `HOME`.
+    let before: [String: [UInt8]]
+    /// How pass's command ended.
+    let pass: ProcessResult
+    /// How coffer's command ended.
+    let coffer: ProcessResult
+    /// The parts of the reports that differ (`status`, `stdout`, `stderr`, `files`, `git`).
+    let differing: [String]
+
+    /// The operation's names without a trailing slash.
+    var trimmedNames: [String] { operation.names.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } }
+
+    /// Whether only these parts of the reports differ.
+    func differsOnly(in parts: Set<String>) -> Bool { Set(differing).isSubset(of: parts) }
+}
+
 /// The differences that coffer makes on purpose and that a sequence can reach, from the README's "Where
 /// coffer deliberately differs from pass" (the others are never generated: names with control characters
-/// or over 251 bytes a part, `init` to an unusable key, extensions, symbolic links, `PASSWORD_STORE_DIR`
-/// with a trailing slash, `PASSWORD_STORE_GPG_OPTS`, a git operation stopped half-way). ``Tolerance`` is
-/// applied to every step as well.
+/// or over 251 bytes a part, `insert -e ""`, `init` to an unusable key, extensions, symbolic links,
+/// `PASSWORD_STORE_DIR` relative or with a trailing slash, `PASSWORD_STORE_GPG_OPTS`, a git operation
+/// stopped half-way). ``Tolerance`` is applied to every step as well.
 enum FuzzTolerance {
     /// A deliberate difference: its name and when a step shows it.
     struct Rule: Sendable {
         let name: String
-        let applies: @Sendable (_ operation: FuzzOperation, _ git: Bool, _ pass: ProcessResult) -> Bool
+        let applies: @Sendable (FuzzStep) -> Bool
     }
 
     static let rules = [
-        Rule(name: "`init -p sub \"\"` in a git store commits the removal") { operation, git, pass in
+        Rule(name: "`init -p sub \"\"` in a git store commits the removal") { step in
             // pass commits from the folder it has just removed: git says "cannot change to" and the removal
             // stays uncommitted.
-            git && operation.arguments.first == "init" && operation.arguments.last == ""
-                && operation.names.count == 1 && pass.errorText.contains("fatal: cannot change to")
-        }
+            step.git && step.operation.arguments.first == "init" && step.operation.arguments.last == ""
+                && step.operation.names.count == 1 && step.pass.errorText.contains("fatal: cannot change to")
+        },
+        Rule(name: "`coffer git ...` exits with git's status; pass exits 0") { step in
+            step.operation.arguments.first == "git" && step.pass.status == 0 && step.coffer.status != 0
+                && step.differsOnly(in: ["status"])
+        },
+        Rule(name: "a failed git step fails the command; pass ignores it and exits 0") { step in
+            step.pass.status == 0 && step.coffer.status == 1
+                && step.coffer.errorText.contains("the change is made but not committed")
+                && step.differsOnly(in: ["status", "stdout", "stderr"])
+        },
+        Rule(name: "`cp` of a folder into itself is refused") { step in
+            let names = step.trimmedNames
+            guard step.operation.arguments.first.map({ ["cp", "copy"].contains($0) }) == true,
+                names.count == 2,
+                FuzzRunner.kind(of: names[0], in: step.before).hasSuffix("folder")
+            else { return false }
+            return (names[1] == names[0] || names[1].hasPrefix(names[0] + "/")) && step.coffer.status == 1
+                && step.coffer.errorText.contains("into itself")
+        },
     ]
 
-    /// The rule that explains a difference at this step, if one does.
-    static func rule(for operation: FuzzOperation, git: Bool, pass: ProcessResult) -> Rule? {
-        rules.first { $0.applies(operation, git, pass) }
+    /// The rule that explains a step's difference, if one does.
+    static func rule(for step: FuzzStep) -> Rule? {
+        rules.first { $0.applies(step) }
     }
 }
 
@@ -205,7 +246,11 @@ struct FuzzRunner: Sendable {
             guard reports[0] != reports[1] else { continue }
             if (reports[0] + reports[1]).contains("lockfile") {
                 result.races += 1
-            } else if let rule = FuzzTolerance.rule(for: operation, git: git, pass: outcomes[0].result) {
+            } else if let rule = FuzzTolerance.rule(
+                for: FuzzStep(
+                    operation: operation, git: git, before: passFiles, pass: outcomes[0].result,
+                    coffer: outcomes[1].result, differing: Self.differingParts(reports[0], reports[1])))
+            {
                 result.tolerated.append(rule.name)
             } else {
                 let signature = Self.signature(operation, files: passFiles, reports: (reports[0], reports[1]))
@@ -226,11 +271,12 @@ struct FuzzRunner: Sendable {
     ) throws
         -> [Result]
     {
-        let results = ParallelResults<Result>(count: twins.count)
+        let results = Locked<[Int: Swift.Result<Result, any Error>]>([:])
         DispatchQueue.concurrentPerform(iterations: twins.count) { index in
-            results.set(index, Swift.Result { try work(twins[index]) })
+            let result = Swift.Result { try work(twins[index]) }
+            results.withLock { $0[index] = result }
         }
-        return try results.values()
+        return try results.withLock { results in try twins.indices.map { try results[$0]!.get() } }
     }
 
     /// `command flags [kind of each name] ⇒ the parts that differ` (whether the store is a git repository
@@ -252,11 +298,15 @@ struct FuzzRunner: Sendable {
         if operation.names.contains(where: { $0.split(separator: "/").contains { $0.utf8.count > 200 } }) {
             kinds.append("long part")
         }
-        let left = sections(of: reports.0)
-        let right = sections(of: reports.1)
-        let differing = ["status", "stdout", "stderr", "files", "git"].filter { left[$0] != right[$0] }
+        let differing = differingParts(reports.0, reports.1)
         return operation.shape + (kinds.isEmpty ? "" : " [" + kinds.joined(separator: ", ") + "]")
             + " ⇒ " + differing.joined(separator: ", ")
+    }
+
+    /// The parts of two reports that differ, in report order.
+    static func differingParts(_ left: String, _ right: String) -> [String] {
+        let (left, right) = (sections(of: left), sections(of: right))
+        return ["status", "stdout", "stderr", "files", "git"].filter { left[$0] != right[$0] }
     }
 
     /// `entry`, `folder`, `entry+folder` or `missing` (`…/` when the name ends with a slash).
@@ -303,26 +353,6 @@ struct FuzzRunner: Sendable {
             sections[current, default: []].append(line)
         }
         return sections
-    }
-}
-
-/// Results filled in from several threads.
-final class ParallelResults<Value>: @unchecked Sendable {
-    private let lock = SpawnLock()
-    private var results: [Result<Value, any Error>?]
-
-    init(count: Int) { results = Array(repeating: nil, count: count) }
-
-    func set(_ index: Int, _ result: Result<Value, any Error>) {
-        lock.lock()
-        results[index] = result
-        lock.unlock()
-    }
-
-    func values() throws -> [Value] {
-        lock.lock()
-        defer { lock.unlock() }
-        return try results.map { try $0!.get() }
     }
 }
 
