@@ -116,31 +116,27 @@ struct StatefulFuzzTests {
         let coffer = ProgramUnderTest(label: "coffer", path: try CofferBinary.path())
         let deadline = TestProcess.monotonicSeconds() + seconds
         var seeds = SeededRandom(seed: Self.soakStartSeed())
-        var figures = SoakFigures()
-        var found: [(signature: String, report: String)] = []
-        var repeats: [String: Int] = [:]
+        var findings = SoakFindings()
         while TestProcess.monotonicSeconds() < deadline {
             let sequence = FuzzGenerator.sequence(seed: seeds.next() >> 1)
             let result = try await BlockingGate.shared.run { try FuzzRunner(coffer: coffer).run(sequence) }
-            figures.add(result)
-            for divergence in result.divergences {
-                if repeats[divergence.signature] != nil {
-                    repeats[divergence.signature, default: 0] += 1
-                    continue
-                }
-                repeats[divergence.signature] = 1
+            findings.add(result)
+            for divergence in result.divergences where findings.isNew(divergence) {
                 let shrinker = FuzzShrinker(
                     runner: FuzzRunner(coffer: coffer),
                     deadline: TestProcess.monotonicSeconds() + Self.shrinkSeconds(default: 120))
                 let outcome = try await BlockingGate.shared.run { try shrinker.shrink(sequence, divergence) }
-                found.append((divergence.signature, FuzzShrinker.describe(sequence, divergence, outcome)))
-                print("stateful fuzzer soak: new divergence\n" + found[found.count - 1].report)
-                Self.writeSoakReport(figures, found, repeats)
+                let report = FuzzShrinker.describe(sequence, divergence, outcome)
+                findings.reports[divergence.family] = report
+                print("stateful fuzzer soak: new divergence\n" + report)
+                findings.write()
             }
         }
-        Self.writeSoakReport(figures, found, repeats)
-        print("stateful fuzzer soak: " + figures.summary(distinct: found.count))
-        for (_, report) in found { Issue.record(Comment(rawValue: report)) }
+        findings.write()
+        print("stateful fuzzer soak: " + findings.summary)
+        for family in findings.families {
+            Issue.record(Comment(rawValue: findings.reports[family] ?? family))
+        }
     }
 
     // MARK: - Helpers
@@ -186,25 +182,22 @@ struct StatefulFuzzTests {
         return seed
     }
 
-    static func writeSoakReport(
-        _ figures: SoakFigures, _ found: [(signature: String, report: String)], _ repeats: [String: Int]
-    ) {
-        guard let path = environmentVariable("COFFER_SOAK_REPORT"), !path.isEmpty else { return }
-        var text = "# Stateful fuzzer soak\n\n" + figures.summary(distinct: found.count) + "\n\n"
-        for (signature, report) in found {
-            text += "## \(signature) (seen \(repeats[signature] ?? 1) times)\n\n```\n\(report)```\n\n"
-        }
-        try? TestFiles.write(text, to: path)
-    }
 }
 
-/// The figures of a soak.
-struct SoakFigures {
+/// What a soak found: its figures, and the divergences by family (``FuzzDivergence/family``), the first
+/// of each shrunk and described.
+struct SoakFindings {
     var sequences = 0
     var steps = 0
     var divergences = 0
     var tolerated = 0
     var races = 0
+    /// The families in the order they were found.
+    private(set) var families: [String] = []
+    /// The signatures seen in each family, with how often.
+    private(set) var signatures: [String: [String: Int]] = [:]
+    /// The description of the first divergence of each family.
+    var reports: [String: String] = [:]
 
     mutating func add(_ result: FuzzRunResult) {
         sequences += 1
@@ -214,9 +207,34 @@ struct SoakFigures {
         races += result.races
     }
 
-    func summary(distinct: Int) -> String {
-        "\(sequences) sequences, \(steps) steps, \(divergences) divergences (\(distinct) distinct signatures), "
-            + "\(tolerated) deliberate differences tolerated, \(races) steps spoilt by gpg lockfile races"
+    /// Records a divergence; true when its family is new (it is then to be shrunk and described).
+    mutating func isNew(_ divergence: FuzzDivergence) -> Bool {
+        let new = signatures[divergence.family] == nil
+        if new { families.append(divergence.family) }
+        signatures[divergence.family, default: [:]][divergence.signature, default: 0] += 1
+        return new
+    }
+
+    var summary: String {
+        let distinct = signatures.values.reduce(0) { $0 + $1.count }
+        return
+            "\(sequences) sequences, \(steps) steps, \(divergences) divergences (\(families.count) families, "
+            + "\(distinct) signatures), \(tolerated) deliberate differences tolerated, \(races) steps spoilt by "
+            + "gpg lockfile races"
+    }
+
+    /// Writes the findings to `COFFER_SOAK_REPORT`, when set.
+    func write() {
+        guard let path = environmentVariable("COFFER_SOAK_REPORT"), !path.isEmpty else { return }
+        var text = "# Stateful fuzzer soak\n\n" + summary + "\n\n"
+        for family in families {
+            text += "## \(family)\n\n"
+            for (signature, count) in (signatures[family] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                text += "- \(signature): \(count)\n"
+            }
+            text += "\n```\n\(reports[family] ?? "(being shrunk)\n")```\n\n"
+        }
+        try? TestFiles.write(text, to: path)
     }
 }
 
