@@ -202,9 +202,10 @@ struct FuzzStep {
 
 /// The differences that coffer makes on purpose and that a sequence can reach, from the README's "Where
 /// coffer deliberately differs from pass" (the others are never generated: names with control characters
-/// or over 251 bytes a part, `insert -e ""`, `init` to an unusable key, extensions, symbolic links,
-/// `PASSWORD_STORE_DIR` relative or with a trailing slash, `PASSWORD_STORE_GPG_OPTS`, a git operation
-/// stopped half-way). ``Tolerance`` is applied to every step as well.
+/// or over 251 bytes a part, `insert -e ""`, `rm` of the store itself, `init` to an unusable key,
+/// extensions, symbolic links, `PASSWORD_STORE_DIR` relative or with a trailing slash,
+/// `PASSWORD_STORE_GPG_OPTS`, a git operation stopped half-way). ``Tolerance`` is applied to every step as
+/// well. A rule that matches hides the whole step: keep each as narrow as the README's sentence.
 enum FuzzTolerance {
     /// A deliberate difference: its name and when a step shows it.
     struct Rule: Sendable {
