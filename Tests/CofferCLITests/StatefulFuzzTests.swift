@@ -118,7 +118,7 @@ struct StatefulFuzzTests {
         var seeds = SeededRandom(seed: Self.soakStartSeed())
         var findings = SoakFindings()
         while TestProcess.monotonicSeconds() < deadline {
-            let sequence = FuzzGenerator.sequence(seed: seeds.next() >> 1)
+            let sequence = FuzzGenerator.sequence(seed: seeds.next())
             let result = try await BlockingGate.shared.run { try FuzzRunner(coffer: coffer).run(sequence) }
             findings.add(result)
             for divergence in result.divergences where findings.isNew(divergence) {
