@@ -44,10 +44,12 @@ bench: bootstrap
 fuzz: bootstrap
 	scripts/fuzz.sh
 
-# The multi-clone sync model on new seeds for SECONDS seconds (default 600): make soak SECONDS=1800.
-# Failing seeds' findings and replay scripts go to .build/sync-model/.
+# Soak tests (scripts/soak.sh lists them), each for SECONDS (default 600) with new seeds; reports in
+# .build/soak/. `make soak SECONDS=1800 SOAKS=stateful-fuzzer` runs one of them.
+SECONDS ?= 600
+SOAKS ?=
 soak: bootstrap
-	scripts/soak-sync.sh $(SECONDS)
+	SOAK_SECONDS=$(SECONDS) scripts/soak.sh $(SOAKS)
 
 clean:
 	rm -rf .build

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// The multi-clone model of `coffer sync` (``SyncModelRun``): fixed seeds in `make test`, new seeds in
-/// `make soak` (`scripts/soak-sync.sh`).
+/// `make soak` (`scripts/soak.sh`, the soak named sync-model).
 ///
 /// - `COFFER_SYNC_SEED=N` runs seed N once (`seedFromEnvironment`) and prints its script.
 /// - `COFFER_SYNC_SOAK_SECONDS=N` runs new seeds for N seconds (`soak`); `COFFER_SYNC_SOAK_START` fixes the

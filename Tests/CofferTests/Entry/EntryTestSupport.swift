@@ -1,27 +1,4 @@
-/// A small, seeded random number generator (SplitMix64), so property tests are reproducible.
-struct EntryTestRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-
-    mutating func pick<T>(_ choices: [T]) -> T {
-        choices[Int.random(in: 0..<choices.count, using: &self)]
-    }
-
-    mutating func chance(_ probability: Double) -> Bool {
-        Double.random(in: 0..<1, using: &self) < probability
-    }
-}
+import CofferTestSupport
 
 /// Generates entry bytes that exercise the parser: fields in odd spellings, multi-line
 /// blocks, otpauth lines, `\r\n`, tabs, blank lines, random and non-UTF-8 bytes, and a missing
@@ -41,7 +18,7 @@ enum EntryInputGenerator {
 
     static let separators: [[UInt8]] = [[0x0A], [0x0A], [0x0A], [0x0D, 0x0A], [0x0D], [0x09], []]
 
-    static func randomBytes(_ random: inout EntryTestRandom) -> [UInt8] {
+    static func randomBytes(_ random: inout SeededRandom) -> [UInt8] {
         let count = Int.random(in: 0...12, using: &random)
         let alphabet: [UInt8] = [
             0x0A, 0x0D, 0x09, 0x20, 0x3A, 0x7C, 0x2E, 0x2F, 0x61, 0x4B, 0x00, 0x80, 0xC3, 0xFF,
@@ -51,7 +28,7 @@ enum EntryInputGenerator {
         }
     }
 
-    static func bytes(_ random: inout EntryTestRandom) -> [UInt8] {
+    static func bytes(_ random: inout SeededRandom) -> [UInt8] {
         let pieces = Int.random(in: 0...14, using: &random)
         var output: [UInt8] = []
         for index in 0..<pieces {
@@ -70,7 +47,7 @@ enum EntryInputGenerator {
         "login", "LOGIN", "url", "notes", "key", "password", "new", "a.b.c", "é", "User Name", "otpauth",
     ]
 
-    static func value(_ random: inout EntryTestRandom) -> String {
+    static func value(_ random: inout SeededRandom) -> String {
         if random.chance(0.3) {
             return random.pick([
                 "", "x", "|", "| ", "a b  ", "multi\nline", "\nlead", "trail\n", "a\n\nb", "\n", "  x", "x\r",

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Testing
 
 @testable import Coffer
@@ -235,7 +236,7 @@ struct EntryCodableTests {
     }
 
     @Test func datesRoundTripExactly() throws {
-        var random = EntryTestRandom(seed: 3)
+        var random = SeededRandom(seed: 3)
         var dates = [
             Date(timeIntervalSinceReferenceDate: 0), Date(timeIntervalSince1970: 0),
             Date(timeIntervalSince1970: -1.5), Date(timeIntervalSinceReferenceDate: 736_000_000.123),
@@ -256,7 +257,7 @@ struct EntryCodableTests {
     }
 
     @Test func dataRoundTrips() throws {
-        var random = EntryTestRandom(seed: 5)
+        var random = SeededRandom(seed: 5)
         for count in 0..<40 {
             let data = Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &random) })
             #expect(try roundTrip(Fixtures.Wrapper(value: data)).value == data)
@@ -341,7 +342,7 @@ struct EntryCodableTests {
     }
 
     @Test func encodedStringsEitherRoundTripOrThrow() throws {
-        var random = EntryTestRandom(seed: 17)
+        var random = SeededRandom(seed: 17)
         var thrown = 0
         for _ in 0..<1_000 {
             let value = EntryInputGenerator.value(&random)

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Testing
 
 @testable import Coffer
@@ -32,7 +33,7 @@ struct EntryScalarTests {
     }
 
     @Test func base64RoundTripsRandomBytes() {
-        var random = EntryTestRandom(seed: 21)
+        var random = SeededRandom(seed: 21)
         for count in 0..<200 {
             let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }
             let encoded = SecretBase64.encode(bytes)
@@ -70,7 +71,7 @@ struct EntryScalarTests {
     }
 
     @Test func formatsDatesLikeFoundation() {
-        var random = EntryTestRandom(seed: 23)
+        var random = SeededRandom(seed: 23)
         // Foundation's calendar is Julian before 1582; ISO 8601 and this formatter are Gregorian throughout.
         let start = SecretDateFormat.daysSince1970(year: 1583, month: 1, day: 1) * 86_400
         for _ in 0..<500 {

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Testing
 
 @testable import Coffer
@@ -240,7 +241,7 @@ struct EntrySecretPropertyTests {
 
     /// Inputs that are easy to get wrong, then generated ones.
     static func inputs() -> [[UInt8]] {
-        var random = EntryTestRandom(seed: 0xC0FFEE)
+        var random = SeededRandom(seed: 0xC0FFEE)
         var inputs: [[UInt8]] = [
             [], [0x0A], [0x0D], [0x0D, 0x0A], [0x0A, 0x0A], [0xFF], Array("pw".utf8), Array("pw\n".utf8),
             Array("pw\nkey:value".utf8), Array("pw\r\nKEY :  v\r\n".utf8), Array("pw\nk: |\n  a\n\n  b".utf8),
@@ -276,7 +277,7 @@ struct EntrySecretPropertyTests {
     }
 
     @Test func setPasswordChangesOnlyLineOne() throws {
-        var random = EntryTestRandom(seed: 7)
+        var random = SeededRandom(seed: 7)
         for bytes in Self.inputs() {
             var entry = Secret(parsing: bytes)
             let scalars = EntryInputGenerator.value(&random).unicodeScalars.filter {
@@ -291,7 +292,7 @@ struct EntrySecretPropertyTests {
     }
 
     @Test func setFieldChangesOnlyThatField() {
-        var random = EntryTestRandom(seed: 11)
+        var random = SeededRandom(seed: 11)
         for bytes in Self.inputs() {
             var entry = Secret(parsing: bytes)
             let before = entry.fields
@@ -323,7 +324,7 @@ struct EntrySecretPropertyTests {
     }
 
     @Test func removeFieldChangesOnlyThatField() {
-        var random = EntryTestRandom(seed: 13)
+        var random = SeededRandom(seed: 13)
         for bytes in Self.inputs() {
             var entry = Secret(parsing: bytes)
             let before = entry.fields
