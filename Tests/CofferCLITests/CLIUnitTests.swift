@@ -1,4 +1,5 @@
 import Coffer
+import CofferTestSupport
 import Testing
 
 @testable import CofferCLI
@@ -92,6 +93,35 @@ struct CLIUnitTests {
         #expect(quote([0xff]) == "''$'\\377'")
         #expect(quote("\u{2028}") == "''$'\\342\\200\\250'")
         #expect(quote("\u{3000}") == "'\u{3000}'")
+    }
+
+    @Test("coreutils quoting of seeded names equals what ls prints for them (C locale, single bytes)")
+    func quotingAgreesWithLs() throws {
+        var random = SeededRandom(seed: 14)
+        let alphabet = Array(" !\"#$%&'()*+,-.:;<=>?@[\\]^_`{|}~aZ09\t".utf8)
+        var names = Set<[UInt8]>()
+        while names.count < 300 {
+            let name = (0..<Int.random(in: 1...5, using: &random)).map { _ in random.pick(alphabet) }
+            if name != Array(".".utf8) && name != Array("..".utf8) { names.insert(name) }
+        }
+        var template = Array("/tmp/coffer-quoting-XXXXXX".utf8CString)
+        let folder = try #require(mkdtemp(&template).map { String(cString: $0) })
+        defer { _ = system("rm -rf '\(folder)'") }
+        for name in names {
+            let path = Array(folder.utf8) + [UInt8(ascii: "/")] + name
+            close(open(path.map { CChar(bitPattern: $0) } + [0], O_CREAT | O_WRONLY, 0o600))
+        }
+        let listed = try TestProcess.check(
+            ["ls", "-1", "-A", "--quoting-style=shell-escape-always", folder],
+            environment: ["LC_ALL": "C", "PATH": "/usr/bin:/bin"])
+        let expected = Set(listed.outputText.split(separator: "\n").map(String.init))
+        let ours = Set(
+            names.map {
+                String(decoding: CoreutilsMessages.quote(bytes: $0, multibyte: false), as: UTF8.self)
+            })
+        let extra = ours.subtracting(expected).sorted()
+        let missing = expected.subtracting(ours).sorted()
+        #expect(extra.isEmpty && missing.isEmpty, "ours only: \(extra.prefix(6)); ls only: \(missing.prefix(6))")
     }
 
     @Test("coreutils lines for store events")

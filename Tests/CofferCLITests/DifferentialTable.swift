@@ -251,6 +251,9 @@ enum DifferentialTable {
             deliberate: "init \"\" that would leave entries without recipients changes nothing and says why; "
                 + "pass removes the .gpg-id (and commits it) before failing"),
         make("init.remove-missing", basic, ["init", "-p", "email", ""]),
+        make(
+            "init.remove-empties-folder", basic + "pass init -p Zeta \"$K1\" >/dev/null\n",
+            ["init", "-p", "Zeta", ""], locales: both),
         make("init.sneaky-path", basic, ["init", "-p", "../escape", "$K1"]),
         make("init.path-is-file", plainFile, ["init", "-p", "plainfile", "$K1"]),
         make("init.group-empty-store", groupLine, ["init", "team"]),
@@ -667,6 +670,13 @@ enum DifferentialTable {
             make("mv.overwrite-without-terminal", basic, ["mv", "bank", "email/home"]),
             make("mv.force", basic, ["mv", "-f", "bank", "email/home"]),
             make("mv.reencrypt", multi, ["mv", "shared", "team/shared"]),
+            make(
+                "mv.onto-same-bytes-git", basicGit + "pass cp bank twin >/dev/null\n",
+                ["mv", "-f", "twin", "bank"]),
+            make(
+                "mv.quoting-quote-and-question-mark",
+                basic + "ins \"it's\" 'q\\n'\nmkdir -p \"$STORE/q?mark\"\n",
+                ["mv", "-f", "it's", "q?mark/"], locales: both),
             make("mv.reencrypt-folder", multi, ["mv", "team", "old-team"], unordered: true),
             make("mv.git", basicGit, ["mv", "bank", "vault"]),
             make("mv.git-folder", basicGit, ["mv", "email", "mail"]),

@@ -61,6 +61,12 @@ extension GitRepository {
     }
 
     /// The tracked files that differ from HEAD in the index or the work tree.
+    /// Whether `path` (a file or a folder) differs from HEAD in the work tree, untracked files included.
+    package func hasChanges(_ path: String) throws -> Bool {
+        !(try run(["status", "--porcelain", "-z", "--untracked-files=all", "--", pathspec(path)]).standardOutput
+            .isEmpty)
+    }
+
     func uncommittedChanges() throws -> [String] {
         let output = try run(["status", "--porcelain", "-z", "--untracked-files=no"]).standardOutput
         // Each record is `XY PATH`; a rename adds the old path as a record of its own.

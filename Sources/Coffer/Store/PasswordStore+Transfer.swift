@@ -97,6 +97,7 @@ extension PasswordStore {
         {
             return
         }
+        let replacing = FileSystem.kind(target) != .missing
         try apply(plan, copy: copy, onEvent: onEvent)
         // Like pass's final `rmdir -p` after a move.
         defer { if !copy { removeEmptyFolders(from: oldFolder) } }
@@ -115,9 +116,12 @@ extension PasswordStore {
         let oldRepository = git(for: oldPath)
         let together = newRepository != nil && newRepository?.directory == oldRepository?.directory
         if let newRepository {
+            // An entry moved onto one with the same bytes changes nothing there: as in pass, only the
+            // removal is committed, under its message.
+            let unchanged = try replacing && together && !newRepository.hasChanges(target)
             try newRepository.commit(
                 paths: together ? [newPath, oldPath] : [newPath],
-                message: "Rename \(source) to \(destination).",
+                message: unchanged ? "Remove \(source)." : "Rename \(source) to \(destination).",
                 output: gitOutput)
         }
         if !together, let oldRepository {

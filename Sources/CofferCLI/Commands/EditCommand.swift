@@ -31,9 +31,18 @@ enum EditCommand {
         let folder = try SecureTemporaryFolder(
             program: invocation.program, environment: invocation.environment, warn: true)
         defer { folder.finish() }
+        // pass's name (`XXXXXX-folder-name.txt`), its start left out when it would pass NAME_MAX: pass then
+        // fails to make the file; the name's end, what an editor shows, stays.
+        var flattened = Array(
+            path.split(separator: "/", omittingEmptySubsequences: false).joined(separator: "-").utf8)
+        let room = Int(NAME_MAX) - 6 - 1 - 4
+        if flattened.count > room {
+            flattened = Array(flattened.suffix(room))
+            while let first = flattened.first, first & 0xc0 == 0x80 { flattened.removeFirst() }
+        }
         let file =
-            folder.path + "/" + SecureTemporaryFolder.randomName(6) + "-"
-            + path.split(separator: "/", omittingEmptySubsequences: false).joined(separator: "-") + ".txt"
+            folder.path + "/" + SecureTemporaryFolder.randomName(6) + "-" + String(decoding: flattened, as: UTF8.self)
+            + ".txt"
 
         var original: PasswordStore.ReadVersion?
         if FileSystem.isFile(store.entryPath(path)) {

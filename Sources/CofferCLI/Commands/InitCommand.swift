@@ -31,6 +31,11 @@ enum InitCommand {
             meter.clear()
             CoreutilsMessages.print($0)
         }
+        // pass then lists the folder's entries with find, which says so when the removal took the folder.
+        let folder = invocation.prefix + "/" + subfolder
+        if parsed.operands == [""] && !FileSystem.isDirectory(folder) {
+            standardError.line("find: \(CoreutilsMessages.localeQuote(folder)): No such file or directory")
+        }
         // A key that exists but cannot encrypt is accepted, as pass accepts it; say so now rather than
         // at the first insert. (An unknown key stays silent: it may be imported later, as in pass.)
         let named = parsed.operands == [""] ? [] : parsed.operands
