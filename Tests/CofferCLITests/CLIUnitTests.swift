@@ -121,7 +121,8 @@ struct CLIUnitTests {
             })
         let extra = ours.subtracting(expected).sorted()
         let missing = expected.subtracting(ours).sorted()
-        #expect(extra.isEmpty && missing.isEmpty, "ours only: \(extra.prefix(6)); ls only: \(missing.prefix(6))")
+        #expect(
+            extra.isEmpty && missing.isEmpty, "ours only: \(extra.prefix(6)); ls only: \(missing.prefix(6))")
     }
 
     @Test("coreutils lines for store events")

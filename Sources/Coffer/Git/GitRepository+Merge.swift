@@ -63,7 +63,8 @@ extension GitRepository {
     /// The tracked files that differ from HEAD in the index or the work tree.
     /// Whether `path` (a file or a folder) differs from HEAD in the work tree, untracked files included.
     package func hasChanges(_ path: String) throws -> Bool {
-        !(try run(["status", "--porcelain", "-z", "--untracked-files=all", "--", pathspec(path)]).standardOutput
+        !(try run(["status", "--porcelain", "-z", "--untracked-files=all", "--", pathspec(path)])
+            .standardOutput
             .isEmpty)
     }
 

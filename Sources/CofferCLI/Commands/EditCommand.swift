@@ -41,7 +41,8 @@ enum EditCommand {
             while let first = flattened.first, first & 0xc0 == 0x80 { flattened.removeFirst() }
         }
         let file =
-            folder.path + "/" + SecureTemporaryFolder.randomName(6) + "-" + String(decoding: flattened, as: UTF8.self)
+            folder.path + "/" + SecureTemporaryFolder.randomName(6) + "-"
+            + String(decoding: flattened, as: UTF8.self)
             + ".txt"
 
         var original: PasswordStore.ReadVersion?

@@ -95,7 +95,8 @@ enum CoreutilsMessages {
             case UInt8(ascii: "!"), UInt8(ascii: "\""), UInt8(ascii: "$"), UInt8(ascii: "&"),
                 UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: ";"),
                 UInt8(ascii: "<"), UInt8(ascii: "="), UInt8(ascii: ">"), UInt8(ascii: "["),
-                UInt8(ascii: "^"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "\\"), UInt8(ascii: "?"):
+                UInt8(ascii: "^"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "\\"),
+                UInt8(ascii: "?"):
                 break
             case UInt8(ascii: "%"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: "-"),
                 UInt8(ascii: "."), UInt8(ascii: "/"), UInt8(ascii: ":"), UInt8(ascii: "]"),
