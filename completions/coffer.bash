@@ -14,7 +14,7 @@
 
 # Commands offered for the first word.
 _coffer_commands="init ls find grep show insert edit generate rm mv cp git help version"
-_coffer_commands+=" history restore sync clone fsck"
+_coffer_commands+=" history restore sync clone fsck git-credential docker-credential"
 
 # The word being completed with the shell's quoting taken off: an opening ' or ", and \ escapes.
 _coffer_unquote() {
@@ -136,7 +136,7 @@ _coffer() {
         if [[ ${COMP_WORDS[index]} == -- ]]; then
             case $command in
                 init) _coffer_complete_keys ;;
-                find | search | grep | git | help | version | sync | clone | fsck) ;;
+                find | search | grep | git | help | version | sync | clone | fsck | git-credential | docker-credential) ;;
                 *) _coffer_complete_entries entries ;;
             esac
             return
@@ -151,20 +151,20 @@ _coffer() {
             esac
             ;;
         ls | list)
-            _coffer_complete_options "--clip -c --qrcode -q" || _coffer_complete_entries entries 1
+            _coffer_complete_options "--clip -c --qrcode -q --flat" || _coffer_complete_entries entries 1
             ;;
         show | -*)
             case $previous in
                 -r | --revision | --revision=) _coffer_complete_revisions ;;
                 *)
-                    _coffer_complete_options "--clip -c --qrcode -q --revision -r" ||
+                    _coffer_complete_options "--clip -c --qrcode -q --revision -r --field --json --flat" ||
                         _coffer_complete_entries entries 1
                     ;;
             esac
             ;;
         find | search | grep) ;;
         insert | add)
-            _coffer_complete_options "--echo -e --multiline -m --force -f" || _coffer_complete_entries entries
+            _coffer_complete_options "--echo -e --multiline -m --force -f --field" || _coffer_complete_entries entries
             ;;
         edit | history)
             _coffer_complete_entries entries
@@ -204,6 +204,18 @@ _coffer() {
             ;;
         fsck)
             _coffer_complete_options "--fix"
+            ;;
+        git-credential)
+            if ((COMP_CWORD == 2)); then
+                local IFS=$' \t\n'
+                COMPREPLY+=($(compgen -W "get store erase" -- "$cur"))
+            fi
+            ;;
+        docker-credential)
+            if ((COMP_CWORD == 2)); then
+                local IFS=$' \t\n'
+                COMPREPLY+=($(compgen -W "store get erase list version" -- "$cur"))
+            fi
             ;;
         clone)
             case $previous in

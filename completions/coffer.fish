@@ -117,6 +117,8 @@ set -l commands \
     sync 'Pull and push the store, merging entries' \
     clone 'Clone a store from a git remote' \
     fsck 'Check the store and optionally repair it' \
+    git-credential 'git credential helper (get, store, erase)' \
+    docker-credential 'docker credential helper (store, get, erase, list)' \
     help 'Show usage, or the usage of one command' \
     version 'Show the version'
 for index in (seq 1 2 (count $commands))
@@ -141,6 +143,10 @@ complete -c $program -n "__coffer_using $show_like" -s q -l qrcode -d 'Show line
 complete -c $program -n '__coffer_using show' -s r -l revision -x -a '(__coffer_revisions)' \
     -d 'Show the entry as it was at a revision'
 complete -c $program -n '__coffer_first_operand -r,--revision show ls list' -a '(__coffer_entries)'
+complete -c $program -n '__coffer_using show' -l field -x -a 'password login url' \
+    -d 'Show or copy one field (password is line 1)'
+complete -c $program -n '__coffer_using show' -l json -d 'Print the entry as JSON'
+complete -c $program -n "__coffer_using $show_like" -l flat -d 'One entry name a line'
 
 # find, search, grep: free text.
 
@@ -148,6 +154,7 @@ complete -c $program -n '__coffer_first_operand -r,--revision show ls list' -a '
 complete -c $program -n '__coffer_using insert add' -s e -l echo -d 'Read one line and echo it'
 complete -c $program -n '__coffer_using insert add' -s m -l multiline -d 'Read lines until end of file'
 complete -c $program -n '__coffer_using insert add' -s f -l force -d 'Overwrite without asking'
+complete -c $program -n '__coffer_using insert add' -l field -x -d 'Set a field KEY=VALUE of an entry'
 complete -c $program -n '__coffer_first_operand "" insert add' -a '(__coffer_entries)'
 
 # edit, history
@@ -186,6 +193,10 @@ end
 
 # fsck [--fix]
 complete -c $program -n '__coffer_using fsck' -l fix -d 'Repair what can be repaired'
+
+# the credential helpers' actions
+complete -c $program -n '__coffer_using git-credential' -x -a 'get store erase'
+complete -c $program -n '__coffer_using docker-credential' -x -a 'store get erase list version'
 
 # clone URL [--path DIR]
 complete -c $program -n '__coffer_using clone' -l path -r -a '(__fish_complete_directories)' \

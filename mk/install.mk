@@ -3,7 +3,9 @@
 #
 #     include mk/install.mk
 #
-#   make install [PREFIX=/usr/local] [DESTDIR=]   the release binary, man pages, completions
+#   make install [PREFIX=/usr/local] [DESTDIR=]   the release binary (and its links
+#                                                 git-credential-coffer and docker-credential-coffer),
+#                                                 man pages, completions
 #   make uninstall                                removes exactly what install put there
 #   make install-pass-shim                        also installs coffer as `pass`
 #   make uninstall-pass-shim                      removes only the `pass` shim
@@ -27,6 +29,8 @@ DOCS_HOSTING_BASE_PATH ?=
 # What install writes, relative to $(DESTDIR).
 INSTALLED_FILES = \
 	$(BINDIR)/coffer \
+	$(BINDIR)/git-credential-coffer \
+	$(BINDIR)/docker-credential-coffer \
 	$(MANDIR)/man1/coffer.1 \
 	$(MANDIR)/man5/coffer-store.5 \
 	$(BASH_COMPLETION_DIR)/coffer \
@@ -48,6 +52,8 @@ install: release
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5" \
 		"$(DESTDIR)$(BASH_COMPLETION_DIR)" "$(DESTDIR)$(ZSH_COMPLETION_DIR)" "$(DESTDIR)$(FISH_COMPLETION_DIR)"
 	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/coffer" "$(DESTDIR)$(BINDIR)/coffer"
+	ln -sf coffer "$(DESTDIR)$(BINDIR)/git-credential-coffer"
+	ln -sf coffer "$(DESTDIR)$(BINDIR)/docker-credential-coffer"
 	install -m 0644 man/coffer.1 "$(DESTDIR)$(MANDIR)/man1/coffer.1"
 	install -m 0644 man/coffer-store.5 "$(DESTDIR)$(MANDIR)/man5/coffer-store.5"
 	install -m 0644 completions/coffer.bash "$(DESTDIR)$(BASH_COMPLETION_DIR)/coffer"

@@ -9,6 +9,7 @@ debian_packages=(
     zsh fish bash-completion mandoc man-db time hyperfine
     sq sqop rnp python3-pgpy
     oathtool faketime pass-extension-otp pass-extension-tail pass-extension-audit python3-venv python3-pip
+    golang-docker-credential-helpers jq
 )
 
 # PyPI's pass-import (the `pass import` extension), in a virtual environment of its own: the tests put

@@ -37,6 +37,12 @@ public enum CofferCLI {
             return ClipboardRestorer.run()
         }
         let environment = prepareProcess(StoreConfiguration.processEnvironment())
+        var arguments = arguments
+        // The credential helpers are this program under the names git and docker look for.
+        let helpers = [
+            "git-credential-coffer": "git-credential", "docker-credential-coffer": "docker-credential",
+        ]
+        if let helper = helpers[programName(arguments.first ?? "")] { arguments.insert(helper, at: 1) }
         let command = arguments.count > 1 ? arguments[1] : ""
         let rest = Array(arguments.dropFirst(2))
         var invocation = Invocation(

@@ -81,7 +81,8 @@ enum CommandRegistry {
         RemoveCommand.command, CopyMoveCommand.moveCommand, CopyMoveCommand.copyCommand, GitCommand.command,
         HelpCommand.command, VersionCommand.command, HistoryCommand.command, RestoreCommand.command,
         SyncCommand.command, CloneCommand.command, FsckCommand.command, MergeDriverCommand.command,
-        ExtensionHelperCommand.command,
+        ExtensionHelperCommand.command, GitCredentialCommand.command,
+        DockerCredentialCommand.command,
     ]
 
     /// The command called `name` (or by one of its aliases), if there is one.

@@ -76,7 +76,8 @@ struct InstallTests {
 
         try make("install")
         let installed = [
-            "usr/bin/coffer", "usr/share/bash-completion/completions/coffer",
+            "usr/bin/coffer", "usr/bin/docker-credential-coffer", "usr/bin/git-credential-coffer",
+            "usr/share/bash-completion/completions/coffer",
             "usr/share/fish/vendor_completions.d/coffer.fish",
             "usr/share/man/man1/coffer.1", "usr/share/man/man5/coffer-store.5",
             "usr/share/zsh/vendor-completions/_coffer",
@@ -87,6 +88,12 @@ struct InstallTests {
         #expect(
             stat(destination + "/usr/share/man/man1/coffer.1", &info) == 0 && info.st_mode & 0o777 == 0o644)
 
+        for helper in ["git-credential-coffer", "docker-credential-coffer"] {
+            #expect(FileSystem.linkTarget(destination + "/usr/bin/" + helper) == "coffer")
+        }
+        let dockerVersion = try TestProcess.run(
+            [destination + "/usr/bin/docker-credential-coffer", "version"], environment: environment)
+        #expect(dockerVersion.outputText.hasPrefix("docker-credential-coffer (coffer "))
         let version = try TestProcess.run(
             [destination + "/usr/bin/coffer", "--version"], environment: environment)
         #expect(version.status == 0)

@@ -137,10 +137,10 @@ struct ShellCompletionTests {
         let fixture = try Fixture()
         let expected: [String: Set<String>] = [
             "init": ["--path", "-p"],
-            "show": ["--clip", "-c", "--qrcode", "-q", "--revision", "-r"],
-            "ls": ["--clip", "-c", "--qrcode", "-q"],
-            "insert": ["--echo", "-e", "--multiline", "-m", "--force", "-f"],
-            "add": ["--echo", "-e", "--multiline", "-m", "--force", "-f"],
+            "show": ["--clip", "-c", "--qrcode", "-q", "--revision", "-r", "--field", "--json", "--flat"],
+            "ls": ["--clip", "-c", "--qrcode", "-q", "--flat"],
+            "insert": ["--echo", "-e", "--multiline", "-m", "--force", "-f", "--field"],
+            "add": ["--echo", "-e", "--multiline", "-m", "--force", "-f", "--field"],
             "generate": [
                 "--no-symbols", "-n", "--clip", "-c", "--qrcode", "-q", "--in-place", "-i", "--force", "-f",
             ],
@@ -381,12 +381,15 @@ struct ShellCompletionTests {
         #expect(!first.contains { $0.hasPrefix(".") || $0.contains(".gpg") || $0.contains("notes") })
         #expect(try complete("coffer sh") == ["show"])
         #expect(try complete("coffer help hi") == ["history"])
-        #expect(try Set(complete("coffer show --")) == ["--clip", "--qrcode", "--revision"])
+        #expect(
+            try Set(complete("coffer show --")) == [
+                "--clip", "--qrcode", "--revision", "--field", "--json", "--flat",
+            ])
         #expect(
             try Set(complete("coffer generate --")) == [
                 "--no-symbols", "--clip", "--qrcode", "--in-place", "--force",
             ])
-        #expect(try Set(complete("coffer insert --")) == ["--echo", "--multiline", "--force"])
+        #expect(try Set(complete("coffer insert --")) == ["--echo", "--multiline", "--force", "--field"])
         #expect(try Set(complete("coffer rm --")) == ["--recursive", "--force"])
         #expect(try Set(complete("coffer cp --")) == ["--force"])
         #expect(try Set(complete("coffer init --")) == ["--path"])

@@ -17,6 +17,13 @@ package enum EntryName {
         }
     }
 
+    /// Whether `text` can be one part of an entry name taken from outside (a host, a username): not
+    /// empty, not `.` or `..`, no `/` and no control character.
+    package static func isPlainPart(_ text: String) -> Bool {
+        !text.isEmpty && text != "." && text != ".." && !text.contains("/")
+            && !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f })
+    }
+
     /// Checks a name the store is about to create: besides ``validate(_:)``, no control characters
     /// (a newline in a file name breaks every tool that reads names line by line) and no component
     /// longer than the 255 bytes a file name may have.

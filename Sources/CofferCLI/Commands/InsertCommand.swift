@@ -15,6 +15,8 @@ enum InsertCommand {
         options: [
             .flag("m", "multiline", "read lines until the end of input"),
             .flag("e", "echo", "read one line and echo it"), .flag("f", "force", "overwrite without asking"),
+            .value(nil, "field", "set field KEY=VALUE of an entry (KEY alone: its value on standard input)")
+                .exact,
         ], usage: "[--echo,-e | --multiline,-m] [--force,-f] pass-name",
         help: { _ in
             [
@@ -27,6 +29,13 @@ enum InsertCommand {
     /// Runs the command.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
         let (parsed, failed) = invocation.parseOptions(arguments, Self.command.options)
+        let fields = parsed.options.filter { $0.name == "field" }.compactMap(\.value)
+        if !fields.isEmpty {
+            guard !failed, parsed.operands.count == 1, !parsed.has("multiline"), !parsed.has("echo") else {
+                throw invocation.usage("--field KEY=VALUE... pass-name")
+            }
+            return try setFields(fields, of: parsed.operands[0], invocation)
+        }
         let multiline = parsed.has("multiline")
         let echo = parsed.has("echo")
         if failed || (multiline && echo) || parsed.operands.count != 1 {
@@ -64,6 +73,66 @@ enum InsertCommand {
             contents = SecureBytes(line.value.bytes + [10])
         }
         try write(path, contents, invocation, message: "Add given password for \(path) to store.")
+    }
+
+    /// `insert --field KEY=VALUE... NAME`: sets fields of an existing entry and leaves every other line as
+    /// it is. A `KEY` without `=` takes its value from the next line of standard input, which keeps it out
+    /// of the process's arguments (where other users of the machine can read it). `password` is line 1.
+    private static func setFields(_ assignments: [String], of rawName: String, _ invocation: Invocation)
+        throws
+    {
+        var name = rawName
+        if name.hasSuffix("/") { name.removeLast() }
+        try invocation.checkSneakyPaths(name)
+        let store = invocation.store
+        guard store.contains(name) else { throw Exit.die("Error: \(name) is not in the password store.") }
+        var fromInput: [[UInt8]] = []
+        if assignments.contains(where: { !$0.contains("=") }) {
+            fromInput = readAll().withUnsafeBytes { $0.split(separator: UInt8(ascii: "\n")).map(Array.init) }
+        }
+        var changes: [(key: String, value: String)] = []
+        for assignment in assignments {
+            let key: String
+            let value: String
+            if let equals = assignment.firstIndex(of: "=") {
+                key = String(assignment[..<equals])
+                value = String(assignment[assignment.index(after: equals)...])
+            } else {
+                key = assignment
+                guard !fromInput.isEmpty else {
+                    throw Exit.die("Error: no value for \(key) on standard input.")
+                }
+                value = String(decoding: fromInput.removeFirst(), as: UTF8.self)
+            }
+            guard !key.isEmpty, !key.contains(":"), !key.contains(where: \.isNewline), !key.hasPrefix(" ")
+            else {
+                throw Exit.die("Error: '\(key)' cannot be a field name.")
+            }
+            changes.append((key, value))
+        }
+        for index in fromInput.indices {
+            fromInput[index].withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
+        }
+        let keys = changes.map(\.key).joined(separator: ", ")
+        let message = "Set \(changes.count == 1 ? "field" : "fields") \(keys) of \(name)."
+        do {
+            try store.update(name, commitMessage: message) { contents in
+                var secret = Secret(parsing: contents.withUnsafeBytes { Array($0) })
+                for (key, value) in changes {
+                    if key.lowercased() == "password" {
+                        try secret.setPassword(value)
+                    } else {
+                        try secret.setField(key, value)
+                    }
+                }
+                var bytes = secret.formatted()
+                if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
+                defer { bytes.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
+                return SecureBytes(bytes)
+            }
+        } catch let error as CofferError {
+            throw Exit.die("Error: \(error.message)")
+        }
     }
 
     /// Encrypts and commits, with pass's `Password encryption aborted.` when gpg fails.

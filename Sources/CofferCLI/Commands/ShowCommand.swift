@@ -11,6 +11,9 @@ enum ShowCommand {
         .optionalValue("q", "qrcode", "show line N (1) as a QR code"),
         .optionalValue("c", "clip", "copy line N (1) to the clipboard"),
         .value("r", "revision", "show the entry as it was at a git revision"),
+        .value(nil, "field", "show (or copy) one field; password is line 1").exact,
+        .flag(nil, "json", "print the entry as JSON").exact,
+        .flag(nil, "flat", "list entry names one a line").exact,
     ]
 
     /// `show`.
@@ -36,12 +39,17 @@ enum ShowCommand {
         var clip = false
         var qrcode = false
         var selectedLine = ""
-        for option in parsed.options where option.name != "revision" {
+        let field = parsed.value("field")
+        let json = parsed.has("json")
+        let flat = parsed.has("flat")
+        for option in parsed.options where ["qrcode", "clip"].contains(option.name) {
             if option.name == "qrcode" { qrcode = true }
             if option.name == "clip" { clip = true }
             selectedLine = option.value.flatMap { $0.isEmpty ? nil : $0 } ?? "1"
         }
-        if failed || (qrcode && clip) { throw invocation.usage(synopsis) }
+        if failed || (qrcode && clip) || (json && (clip || qrcode || field != nil)) {
+            throw invocation.usage(synopsis)
+        }
 
         let path = parsed.operands.first ?? ""
         try invocation.checkSneakyPaths(path)
@@ -50,12 +58,34 @@ enum ShowCommand {
             // Beyond pass: the entry as it was in a git revision, decrypted in memory.
             if clip || qrcode || path.isEmpty { throw invocation.usage("--revision,-r rev pass-name") }
             let contents = try store.read(path, revision: revision)
+            if try showPart(of: contents, field: field, json: json, name: path, invocation) { return }
             contents.withUnsafeBytes { standardOutput.write($0) }
+            return
+        }
+        if flat && !store.contains(path) {
+            guard path.isEmpty || store.isFolder(path) else {
+                throw Exit.die("Error: \(path) is not in the password store.")
+            }
+            for name in try store.allEntries(in: path) { standardOutput.line(name) }
             return
         }
         if store.contains(path) {
             invocation.warnAboutUnappliedGPGOptions(encrypting: false)
             let contents = try decrypt(path, store)
+            if let field, clip || qrcode {
+                let value = try fieldValue(of: contents, field, name: path)
+                if clip {
+                    try Clipboard.copy(value, name: path, invocation)
+                } else {
+                    try QRCode.show(value, name: path, invocation)
+                }
+                return
+            }
+            if try showPart(of: contents, field: field, json: json, name: path, invocation) { return }
+            if flat {
+                standardOutput.line(path)
+                return
+            }
             if !clip && !qrcode {
                 contents.withUnsafeBytes { standardOutput.write($0) }
                 warnAboutConflict(path, contents, invocation)
@@ -83,6 +113,33 @@ enum ShowCommand {
         } else {
             throw Exit.die("Error: \(path) is not in the password store.")
         }
+    }
+
+    /// `--field KEY` (the value and a newline) or `--json`; `false` when neither was asked for.
+    private static func showPart(
+        of contents: SecureBytes, field: String?, json: Bool, name: String, _ invocation: Invocation
+    ) throws -> Bool {
+        if let field {
+            let value = try fieldValue(of: contents, field, name: name)
+            value.withUnsafeBytes { standardOutput.write($0) }
+            standardOutput.write(bytes: [UInt8(ascii: "\n")])
+            return true
+        }
+        guard json else { return false }
+        var text = EntryJSON.render(name: name, contents: contents)
+        text.withUnsafeMutableBytes {
+            standardOutput.write(UnsafeRawBufferPointer($0))
+            wipeMemory($0.baseAddress, count: $0.count)
+        }
+        return true
+    }
+
+    /// The value of `field` in an entry (`password` is line 1); a missing field is an error (status 1).
+    static func fieldValue(of contents: SecureBytes, _ field: String, name: String) throws -> SecureBytes {
+        let secret = Secret(parsing: contents.withUnsafeBytes { Array($0) })
+        if field.lowercased() == "password" { return SecureBytes(secret.passwordBytes) }
+        guard let value = secret.field(field) else { throw Exit.die("Error: \(name) has no field \(field).") }
+        return SecureBytes(Array(value.utf8))
     }
 
     /// Warns on standard error when the entry holds conflict markers left by a merge.

@@ -26,6 +26,16 @@ struct OptionParser {
         var argument: ArgumentKind
         /// What it does, in a few words (for help and completions).
         var summary: String = ""
+        /// Whether only its whole long name selects it: coffer's own options take no abbreviation, so
+        /// that pass's abbreviations (`--f` for `--force`) mean what they mean in pass.
+        var exactOnly = false
+
+        /// This option, matched only by its whole long name.
+        var exact: Option {
+            var option = self
+            option.exactOnly = true
+            return option
+        }
 
         /// `-x`/`--long`, without a value.
         static func flag(_ short: Character?, _ long: String, _ summary: String) -> Option {
@@ -104,7 +114,9 @@ struct OptionParser {
         let equals = body.firstIndex(of: "=")
         let typed = equals.map { String(body[..<$0]) } ?? body
         let attached = equals.map { String(body[body.index(after: $0)...]) }
-        let candidates = options.filter { $0.long.map { $0.hasPrefix(typed) } ?? false }
+        let candidates = options.filter { option in
+            option.long.map { option.exactOnly ? $0 == typed : $0.hasPrefix(typed) } ?? false
+        }
         let chosen: Option
         if let exact = candidates.first(where: { $0.long == typed }) {
             chosen = exact

@@ -1,0 +1,66 @@
+import Coffer
+
+/// `show --json`: an entry as one JSON object, for scripts:
+///
+/// ```json
+/// {"name": "web/site", "password": "hunter2", "fields": {"login": "alice", "url": ["a", "b"]}, "text": "..."}
+/// ```
+///
+/// `fields` holds each key once (spelled as its first occurrence; keys are compared ignoring case), its
+/// value a string, or an array of strings when the key repeats; `text` is the whole decrypted entry. Bytes
+/// that are not UTF-8 become U+FFFD.
+enum EntryJSON {
+    /// The object and a newline, as bytes (the caller wipes them).
+    static func render(name: String, contents: SecureBytes) -> [UInt8] {
+        let bytes = contents.withUnsafeBytes { Array($0) }
+        let secret = Secret(parsing: bytes)
+        var order: [String] = []
+        var values: [String: (key: String, values: [String])] = [:]
+        for field in secret.fields {
+            let folded = field.key.lowercased()
+            if values[folded] == nil {
+                order.append(folded)
+                values[folded] = (field.key, [])
+            }
+            values[folded]?.values.append(field.value)
+        }
+        var output: [UInt8] = []
+        output += Array("{\"name\": ".utf8) + quoted(Array(name.utf8))
+        output += Array(", \"password\": ".utf8) + quoted(secret.passwordBytes)
+        output += Array(", \"fields\": {".utf8)
+        for (index, folded) in order.enumerated() {
+            guard let entry = values[folded] else { continue }
+            if index > 0 { output += Array(", ".utf8) }
+            output += quoted(Array(entry.key.utf8)) + Array(": ".utf8)
+            if entry.values.count == 1 {
+                output += quoted(Array(entry.values[0].utf8))
+            } else {
+                output += [UInt8(ascii: "[")]
+                output += entry.values.map { quoted(Array($0.utf8)) }.joined(separator: Array(", ".utf8))
+                output += [UInt8(ascii: "]")]
+            }
+        }
+        output += Array("}, \"text\": ".utf8) + quoted(bytes) + Array("}\n".utf8)
+        return output
+    }
+
+    /// A JSON string: quotes, backslashes and control characters escaped, other text as UTF-8.
+    static func quoted(_ bytes: [UInt8]) -> [UInt8] {
+        var output: [UInt8] = [UInt8(ascii: "\"")]
+        for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
+            switch scalar {
+            case "\"": output += Array("\\\"".utf8)
+            case "\\": output += Array("\\\\".utf8)
+            case "\n": output += Array("\\n".utf8)
+            case "\r": output += Array("\\r".utf8)
+            case "\t": output += Array("\\t".utf8)
+            case _ where scalar.value < 0x20 || scalar.value == 0x7f:
+                let hex = String(scalar.value, radix: 16)
+                output += Array(("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8)
+            default: output += Array(String(scalar).utf8)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+        return output
+    }
+}
