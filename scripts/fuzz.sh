@@ -9,7 +9,7 @@ out=.build/fuzz
 mkdir -p "$out"
 
 # The support files everything that touches the file system needs.
-support="Sources/Coffer/Support/FileSystem.swift Sources/Coffer/Support/SystemCall.swift \
+support="Sources/Coffer/Support/FileSystem.swift Sources/Coffer/Support/FileTree.swift Sources/Coffer/Support/SystemCall.swift Sources/Coffer/Support/Locked.swift \
     Sources/Coffer/Support/SecureBytes.swift Sources/Coffer/Support/CofferError.swift"
 sources_for() {
     case $1 in
