@@ -67,6 +67,13 @@ public enum CofferCLI {
     ) throws {
         let name = command == "--help" ? "help" : command == "--version" ? "version" : command
         if let found = CommandRegistry.command(named: name) {
+            // Under pass's name, a pass extension of the same name (pass-audit for `audit`) is what pass
+            // would run: it wins over coffer's own command.
+            if found.origin == .coffer, invocation.speaksAsPass,
+                try ExtensionCommand.run(allArguments, invocation)
+            {
+                return
+            }
             if found.name != "help" && HelpCommand.asksForHelp(arguments) && found.origin != .hidden {
                 HelpCommand.run(topic: name, invocation)
                 return

@@ -1,0 +1,466 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// An estimate of how many guesses a password needs, in bits, in the manner of zxcvbn: the password is
+/// split into the pieces an attacker would guess separately (common passwords, dictionary words with
+/// capitals and l33t substitutions, words from the entry's own name, sequences such as `abc` or `4321`,
+/// repeats, keyboard runs such as `qwerty` or `1qaz`, years and dates), the rest is counted character by
+/// character, and the cheapest split wins.
+///
+/// The estimate is the base-2 logarithm of the guesses of that split: the product of its pieces' guesses
+/// times the number of orders the pieces could come in. A random password of twelve letters, digits and
+/// symbols comes out near 78 bits; `Summer2019!` near 21.
+public struct PasswordStrength: Sendable, Equatable {
+    /// A kind of piece a password was split into.
+    public enum Pattern: String, Sendable, Equatable, CaseIterable {
+        /// A password from the bundled list of the most common ones.
+        case commonPassword = "common password"
+        /// A word from the bundled list of frequent words and names.
+        case dictionaryWord = "dictionary word"
+        /// A word taken from the entry itself (its name or fields).
+        case entryWord = "word from the entry"
+        /// Characters in order: `abc`, `4321`.
+        case sequence
+        /// Characters or groups repeated: `aaaa`, `abcabc`.
+        case repetition = "repetition"
+        /// Keys next to each other on a keyboard: `qwerty`, `1qaz`, `asdf`.
+        case keyboardRun = "keyboard run"
+        /// A year or a date.
+        case date = "date"
+        /// Characters guessed one by one.
+        case characters = "other characters"
+    }
+
+    /// The estimate, in bits (the base-2 logarithm of the number of guesses).
+    public let bits: Double
+    /// Whether the whole password (ignoring case) is in the bundled list of the most common passwords.
+    public let isCommon: Bool
+    /// The kinds of the pieces of the cheapest split, in the password's order.
+    public let patterns: [Pattern]
+
+    /// The longest stretch of a password that is analysed; characters beyond it count one by one.
+    static let analysedLength = 128
+
+    /// Estimates `password`; `userWords` are words an attacker who knows the entry would try first (its
+    /// name's parts, its login).
+    public static func estimate(_ password: String, userWords: [String] = []) -> PasswordStrength {
+        let scalars = Array(password.unicodeScalars)
+        guard !scalars.isEmpty else { return PasswordStrength(bits: 0, isCommon: false, patterns: []) }
+        let analysed = Array(scalars.prefix(analysedLength))
+        let lower = analysed.map(lowercase)
+        let isCommon =
+            Dictionaries.shared.passwords[String(String.UnicodeScalarView(lower.prefix(64)))] != nil
+        var userRanks: [String: Int] = [:]
+        for word in userWords {
+            let key = word.lowercased()
+            if key.unicodeScalars.count >= 3 && userRanks[key] == nil { userRanks[key] = userRanks.count + 1 }
+        }
+        var (bits, patterns) = Estimator(original: analysed, lower: lower, userWords: userRanks).best()
+        for scalar in scalars.dropFirst(analysedLength) { bits += log2(Double(cardinality(scalar))) }
+        if scalars.count > analysedLength { patterns.append(.characters) }
+        return PasswordStrength(bits: bits, isCommon: isCommon, patterns: patterns)
+    }
+
+    /// The ranked lists, built once.
+    private struct Dictionaries: Sendable {
+        let passwords: [String: Int]
+        let words: [String: Int]
+        let longest: Int
+
+        static let shared = Dictionaries()
+
+        private init() {
+            func ranked(_ list: [String]) -> [String: Int] {
+                var ranks: [String: Int] = [:]
+                for (index, word) in list.enumerated() where ranks[word] == nil { ranks[word] = index + 1 }
+                return ranks
+            }
+            passwords = ranked(CommonPasswords.passwords)
+            words = ranked(CommonPasswords.words)
+            longest =
+                (CommonPasswords.passwords + CommonPasswords.words).map(\.unicodeScalars.count).max() ?? 1
+        }
+    }
+
+    /// One piece: characters `start..<end`, guessed in `bits`.
+    private struct Piece {
+        var start: Int
+        var end: Int
+        var bits: Double
+        var pattern: Pattern
+    }
+
+    /// The analysis of one password (or of a repeated group inside one).
+    private struct Estimator {
+        let original: [Unicode.Scalar]
+        let lower: [Unicode.Scalar]
+        let userWords: [String: Int]
+        var depth = 0
+
+        var count: Int { original.count }
+
+        /// The cheapest split: its bits (with the orderings of its pieces) and its patterns.
+        func best() -> (Double, [Pattern]) {
+            let pieces = allPieces()
+            var ending = [[Piece]](repeating: [], count: count + 1)
+            for piece in pieces { ending[piece.end].append(piece) }
+            // cost[end][k]: the cheapest cover of the first `end` characters by `k` pieces.
+            let infinity = Double.infinity
+            var cost = [[Double]](
+                repeating: [Double](repeating: infinity, count: count + 1), count: count + 1)
+            var back = [[(Piece, Int)?]](
+                repeating: [(Piece, Int)?](repeating: nil, count: count + 1), count: count + 1)
+            cost[0][0] = 0
+            for end in 1...count {
+                // Characters guessed one by one, as a piece of any length ending here.
+                var characterBits = 0.0
+                var candidates = ending[end]
+                for start in stride(from: end - 1, through: 0, by: -1) {
+                    characterBits += log2(Double(PasswordStrength.cardinality(original[start])))
+                    candidates.append(
+                        Piece(start: start, end: end, bits: characterBits, pattern: .characters))
+                }
+                for piece in candidates {
+                    let minimum: Double =
+                        piece.end - piece.start == count
+                        ? 0 : piece.end - piece.start == 1 ? log2(10.0) : log2(50.0)
+                    let bits = max(piece.bits, minimum)
+                    for pieces in 0..<end where cost[piece.start][pieces] < infinity {
+                        let total = cost[piece.start][pieces] + bits
+                        if total < cost[end][pieces + 1] {
+                            cost[end][pieces + 1] = total
+                            back[end][pieces + 1] = (piece, pieces)
+                        }
+                    }
+                }
+            }
+            var bestBits = infinity
+            var bestCount = 1
+            var orderings = 0.0
+            for pieces in 1...count {
+                orderings += log2(Double(pieces))
+                if cost[count][pieces] + orderings < bestBits {
+                    bestBits = cost[count][pieces] + orderings
+                    bestCount = pieces
+                }
+            }
+            var patterns: [Pattern] = []
+            var position = (count, bestCount)
+            while position.0 > 0, let (piece, previous) = back[position.0][position.1] {
+                patterns.append(piece.pattern)
+                position = (piece.start, previous)
+            }
+            var merged: [Pattern] = []
+            for pattern in patterns.reversed() where merged.last != pattern || pattern != .characters {
+                merged.append(pattern)
+            }
+            return (max(bestBits, 0), merged)
+        }
+
+        func allPieces() -> [Piece] {
+            dictionaryPieces() + sequencePieces() + repetitionPieces() + keyboardPieces() + datePieces()
+        }
+
+        // MARK: Dictionaries
+
+        private static let leet: [Unicode.Scalar: [Unicode.Scalar]] = [
+            "4": ["a"], "@": ["a"], "8": ["b"], "(": ["c"], "3": ["e"], "6": ["g"], "9": ["g"],
+            "1": ["i", "l"], "!": ["i"], "|": ["i", "l"], "0": ["o"], "$": ["s"], "5": ["s"], "7": ["t"],
+            "+": ["t"], "2": ["z"], "%": ["x"],
+        ]
+
+        private func dictionaryPieces() -> [Piece] {
+            let dictionaries = Dictionaries.shared
+            var pieces: [Piece] = []
+            let longest = max(dictionaries.longest, userWords.keys.map(\.unicodeScalars.count).max() ?? 0)
+            for start in 0..<count {
+                for end in (start + 1)...min(count, start + longest) {
+                    let length = end - start
+                    guard length >= 3 || length == count else { continue }
+                    let slice = Array(lower[start..<end])
+                    let capitals = capitalVariations(start, end)
+                    for (candidate, substitutions) in unleeted(slice) {
+                        for (word, reversed) in [(candidate, false), (candidate.reversed(), true)] {
+                            let key = String(String.UnicodeScalarView(word))
+                            let extra = log2(capitals) + Double(substitutions) + (reversed ? 1 : 0)
+                            if let rank = userWords[key] {
+                                pieces.append(
+                                    Piece(
+                                        start: start, end: end, bits: log2(Double(rank)) + extra,
+                                        pattern: .entryWord))
+                            }
+                            if let rank = dictionaries.passwords[key] {
+                                pieces.append(
+                                    Piece(
+                                        start: start, end: end, bits: log2(Double(rank)) + extra,
+                                        pattern: .commonPassword))
+                            }
+                            if let rank = dictionaries.words[key] {
+                                // Words are tried after the common passwords.
+                                pieces.append(
+                                    Piece(
+                                        start: start, end: end, bits: log2(Double(rank) + 10) + extra,
+                                        pattern: .dictionaryWord))
+                            }
+                        }
+                    }
+                }
+            }
+            return pieces
+        }
+
+        /// The slice as written and with l33t substitutions undone (each kind of substitution counts one
+        /// bit).
+        private func unleeted(_ slice: [Unicode.Scalar]) -> [([Unicode.Scalar], Int)] {
+            var results: [([Unicode.Scalar], Int)] = [(slice, 0)]
+            guard slice.contains(where: { Self.leet[$0] != nil }) else { return results }
+            for choice in 0..<2 {
+                var kinds = Set<Unicode.Scalar>()
+                let replaced = slice.map { scalar -> Unicode.Scalar in
+                    guard let options = Self.leet[scalar] else { return scalar }
+                    kinds.insert(scalar)
+                    return options[min(choice, options.count - 1)]
+                }
+                if !results.contains(where: { $0.0 == replaced }) { results.append((replaced, kinds.count)) }
+            }
+            return results
+        }
+
+        /// zxcvbn's count of the ways capitals could be placed in a word of this shape.
+        private func capitalVariations(_ start: Int, _ end: Int) -> Double {
+            let slice = original[start..<end]
+            let upper = slice.filter { $0.properties.isUppercase }.count
+            let lowered = slice.filter { $0.properties.isLowercase }.count
+            if upper == 0 { return 1 }
+            if lowered == 0 { return 2 }
+            if upper == 1 && (slice.first!.properties.isUppercase || slice.last!.properties.isUppercase) {
+                return 2
+            }
+            var variations = 0.0
+            for chosen in 1...min(upper, lowered) { variations += binomial(upper + lowered, chosen) }
+            return max(variations, 2)
+        }
+
+        // MARK: Sequences, repetitions, keyboard runs, dates
+
+        private func sequencePieces() -> [Piece] {
+            var pieces: [Piece] = []
+            var start = 0
+            while start < count - 2 {
+                let step = Int(original[start + 1].value) - Int(original[start].value)
+                guard abs(step) == 1, PasswordStrength.characterClass(original[start]) != .other,
+                    PasswordStrength.characterClass(original[start])
+                        == PasswordStrength.characterClass(original[start + 1])
+                else {
+                    start += 1
+                    continue
+                }
+                var end = start + 2
+                while end < count, Int(original[end].value) - Int(original[end - 1].value) == step,
+                    PasswordStrength.characterClass(original[end])
+                        == PasswordStrength.characterClass(original[start])
+                {
+                    end += 1
+                }
+                if end - start >= 3 {
+                    for from in start..<(end - 2) {
+                        for to in (from + 3)...end {
+                            let first = original[from]
+                            let base: Double =
+                                "aAzZ019".unicodeScalars.contains(first)
+                                ? 4 : PasswordStrength.characterClass(first) == .digit ? 10 : 26
+                            let guesses = base * Double(to - from) * (step < 0 ? 2 : 1)
+                            pieces.append(
+                                Piece(start: from, end: to, bits: log2(guesses), pattern: .sequence))
+                        }
+                    }
+                }
+                start = end - 1
+            }
+            return pieces
+        }
+
+        private func repetitionPieces() -> [Piece] {
+            var pieces: [Piece] = []
+            for start in 0..<count {
+                for length in 1...max(1, (count - start) / 2) where start + 2 * length <= count {
+                    let group = Array(original[start..<(start + length)])
+                    var repeats = 1
+                    while start + (repeats + 1) * length <= count,
+                        Array(original[(start + repeats * length)..<(start + (repeats + 1) * length)])
+                            == group
+                    {
+                        repeats += 1
+                    }
+                    guard repeats >= 2 else { continue }
+                    let groupBits: Double
+                    if length == 1 {
+                        groupBits = log2(Double(PasswordStrength.cardinality(group[0])))
+                    } else if depth < 2 {
+                        var inner = Estimator(
+                            original: group, lower: Array(lower[start..<(start + length)]),
+                            userWords: userWords)
+                        inner.depth = depth + 1
+                        groupBits = inner.best().0
+                    } else {
+                        groupBits = group.reduce(0) { $0 + log2(Double(PasswordStrength.cardinality($1))) }
+                    }
+                    for times in 2...repeats {
+                        pieces.append(
+                            Piece(
+                                start: start, end: start + times * length,
+                                bits: groupBits + log2(Double(times)),
+                                pattern: .repetition))
+                    }
+                }
+            }
+            return pieces
+        }
+
+        /// Keyboard rows, columns and blocks (qwerty, azerty, qwertz, the numeric pad).
+        private static let keyboards: [[Unicode.Scalar]] = [
+            "`1234567890-=", "qwertyuiop[]\\", "asdfghjkl;'", "zxcvbnm,./",
+            "1qaz2wsx3edc4rfv5tgb6yhn7ujm8ik,9ol.0p;/-['=]",
+            "zaq1xsw2cde3vfr4bgt5nhy6mju7,ki8.lo9/;p0", "qazwsxedcrfvtgbyhnujmikolp", "qweasdzxc",
+            "azertyuiop",
+            "qsdfghjklm", "wxcvbn", "qwertzuiop", "yxcvbnm", "7894561230", "1470258369", "7418529630",
+        ].map { Array($0.unicodeScalars) }
+
+        private static let shifted: [Unicode.Scalar: Unicode.Scalar] = [
+            "~": "`", "!": "1", "@": "2", "#": "3", "$": "4", "%": "5", "^": "6", "&": "7", "*": "8",
+            "(": "9",
+            ")": "0", "_": "-", "+": "=", "{": "[", "}": "]", "|": "\\", ":": ";", "\"": "'", "<": ",",
+            ">": ".", "?": "/",
+        ]
+
+        private func keyboardPieces() -> [Piece] {
+            var pieces: [Piece] = []
+            let keys = lower.map { Self.shifted[$0] ?? $0 }
+            let shiftedCount = zip(original, lower).map { original, lower in
+                original != lower || Self.shifted[original] != nil
+            }
+            for (index, layout) in Self.keyboards.enumerated() {
+                for line in [layout, layout.reversed()] {
+                    for start in 0..<count {
+                        var end = start
+                        while end < count, end - start < line.count {
+                            let run = Array(keys[start...end])
+                            guard Self.contains(line, run) else { break }
+                            end += 1
+                        }
+                        guard end - start >= 3 else { continue }
+                        for to in (start + 3)...end {
+                            let length = Double(to - start)
+                            // Straight rows turn never; columns and blocks turn every few keys.
+                            let turns = index < 4 || index >= 8 && index < 13 ? 1.0 : ceil(length / 4)
+                            var bits = log2(47) + turns * log2(4) + log2(length - 1)
+                            let shifts = shiftedCount[start..<to].filter { $0 }.count
+                            if shifts > 0 { bits += shifts == to - start ? 1 : log2(length) }
+                            pieces.append(Piece(start: start, end: to, bits: bits, pattern: .keyboardRun))
+                        }
+                    }
+                }
+            }
+            return pieces
+        }
+
+        private static func contains(_ line: [Unicode.Scalar], _ run: [Unicode.Scalar]) -> Bool {
+            guard run.count <= line.count else { return false }
+            for offset in 0...(line.count - run.count) where line[offset] == run[0] {
+                if Array(line[offset..<(offset + run.count)]) == run { return true }
+            }
+            return false
+        }
+
+        private func datePieces() -> [Piece] {
+            var pieces: [Piece] = []
+            let digits = original.map {
+                $0.properties.numericType != nil && $0.isASCII ? Int($0.value) - 48 : -1
+            }
+            func number(_ from: Int, _ length: Int) -> Int? {
+                guard from + length <= count else { return nil }
+                var value = 0
+                for index in from..<(from + length) {
+                    guard digits[index] >= 0 && digits[index] <= 9 else { return nil }
+                    value = value * 10 + digits[index]
+                }
+                return value
+            }
+            func yearSpace(_ year: Int) -> Double { Double(max(abs(year - 2025), 20)) }
+            for start in 0..<count {
+                if let year = number(start, 4), (1900...2039).contains(year) {
+                    pieces.append(
+                        Piece(start: start, end: start + 4, bits: log2(yearSpace(year)), pattern: .date))
+                }
+                func plausible(_ day: Int, _ month: Int) -> Bool {
+                    (1...31).contains(day) && (1...12).contains(month)
+                }
+                if let all = number(start, 8) {
+                    let (a, b, c) = (all / 1_000_000, all / 10_000 % 100, all % 10_000)
+                    let (y, m, d) = (all / 10_000, all / 100 % 100, all % 100)
+                    var years: [Int] = []
+                    if (1900...2039).contains(c) && (plausible(a, b) || plausible(b, a)) { years.append(c) }
+                    if (1900...2039).contains(y) && plausible(d, m) { years.append(y) }
+                    if let year = years.first {
+                        pieces.append(
+                            Piece(
+                                start: start, end: start + 8, bits: log2(365 * yearSpace(year)),
+                                pattern: .date))
+                    }
+                }
+                if let all = number(start, 6) {
+                    let (a, b, c) = (all / 10_000, all / 100 % 100, all % 100)
+                    if plausible(a, b) || plausible(b, a) || plausible(c, b) {
+                        pieces.append(
+                            Piece(start: start, end: start + 6, bits: log2(365 * 100), pattern: .date))
+                    }
+                }
+            }
+            return pieces
+        }
+    }
+
+    // MARK: Characters
+
+    enum CharacterClass {
+        case digit, lower, upper, symbol, other
+    }
+
+    static func characterClass(_ scalar: Unicode.Scalar) -> CharacterClass {
+        switch scalar {
+        case "0"..."9": return .digit
+        case "a"..."z": return .lower
+        case "A"..."Z": return .upper
+        case "!"..."~": return .symbol
+        default: return .other
+        }
+    }
+
+    /// How many characters of its kind an attacker tries for one position.
+    static func cardinality(_ scalar: Unicode.Scalar) -> Int {
+        switch characterClass(scalar) {
+        case .digit: return 10
+        case .lower, .upper: return 26
+        case .symbol: return 33
+        case .other: return 100
+        }
+    }
+
+    static func lowercase(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
+        if ("A"..."Z").contains(scalar) { return Unicode.Scalar(scalar.value + 32)! }
+        guard !scalar.isASCII, scalar.properties.isUppercase else { return scalar }
+        let lowered = scalar.properties.lowercaseMapping.unicodeScalars
+        return lowered.count == 1 ? lowered.first! : scalar
+    }
+}
+
+/// `n` choose `k`, as a floating-point number.
+private func binomial(_ n: Int, _ k: Int) -> Double {
+    guard k >= 0 && k <= n else { return 0 }
+    var result = 1.0
+    for index in 0..<k { result = result * Double(n - index) / Double(index + 1) }
+    return result
+}
