@@ -152,6 +152,15 @@ public struct Audit: Sendable {
         } else if !store.exists {
             throw CofferError(.notFound, "the password store is empty.")
         }
+        // A breached list that cannot be read fails before anything is decrypted.
+        if let list = settings.breachedList {
+            switch FileSystem.resolvedKind(list) {
+            case .missing: throw CofferError(.io, "cannot open", path: list, errno: ENOENT)
+            case .directory: throw CofferError(.io, "cannot read", path: list, errno: EISDIR)
+            default:
+                guard access(list, R_OK) == 0 else { throw CofferError(.io, "cannot open", path: list, errno: errno) }
+            }
+        }
         let names = try store.allEntries(in: trimmed)
         onEvent(.started(entries: names.count))
         var report = Report()
@@ -282,8 +291,12 @@ public struct Audit: Sendable {
         let plaintext = try store.engine.decrypt(ciphertext)
         let password = firstLine(plaintext)
         let strength = password.withUnsafeBytes { bytes in
-            PasswordStrength.estimate(
-                String(decoding: bytes, as: UTF8.self), userWords: userWords(name, plaintext))
+            // Bytes that are not UTF-8 count one character each (read as Latin-1), not as one repeated
+            // replacement character.
+            let text =
+                String(validating: bytes, as: UTF8.self)
+                ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+            return PasswordStrength.estimate(text, userWords: userWords(name, plaintext))
         }
         var hash: [UInt8]?
         if hashing {

@@ -283,41 +283,58 @@ public struct PasswordStrength: Sendable, Equatable {
             return pieces
         }
 
+        /// Runs of a group repeated: only maximal runs (not one that starts inside a longer run of the same
+        /// group) of primitive groups (not themselves repeats), each group estimated once.
         private func repetitionPieces() -> [Piece] {
             var pieces: [Piece] = []
+            var groupBits: [[Unicode.Scalar]: Double] = [:]
             for start in 0..<count {
                 for length in 1...max(1, (count - start) / 2) where start + 2 * length <= count {
-                    let group = Array(original[start..<(start + length)])
+                    let group = original[start..<(start + length)]
+                    if start >= length && original[(start - length)..<start].elementsEqual(group) { continue }
                     var repeats = 1
                     while start + (repeats + 1) * length <= count,
-                        Array(original[(start + repeats * length)..<(start + (repeats + 1) * length)])
-                            == group
+                        original[(start + repeats * length)..<(start + (repeats + 1) * length)].elementsEqual(group)
                     {
                         repeats += 1
                     }
-                    guard repeats >= 2 else { continue }
-                    let groupBits: Double
-                    if length == 1 {
-                        groupBits = log2(Double(PasswordStrength.cardinality(group[0])))
-                    } else if depth < 2 {
-                        var inner = Estimator(
-                            original: group, lower: Array(lower[start..<(start + length)]),
-                            userWords: userWords)
-                        inner.depth = depth + 1
-                        groupBits = inner.best().0
-                    } else {
-                        groupBits = group.reduce(0) { $0 + log2(Double(PasswordStrength.cardinality($1))) }
+                    guard repeats >= 2, !Self.isRepeat(group) else { continue }
+                    let key = Array(group)
+                    if groupBits[key] == nil {
+                        if length == 1 {
+                            groupBits[key] = log2(Double(PasswordStrength.cardinality(group.first!)))
+                        } else if depth < 1 {
+                            var inner = Estimator(
+                                original: key, lower: Array(lower[start..<(start + length)]), userWords: userWords)
+                            inner.depth = depth + 1
+                            groupBits[key] = inner.best().0
+                        } else {
+                            groupBits[key] = group.reduce(0) { $0 + log2(Double(PasswordStrength.cardinality($1))) }
+                        }
                     }
                     for times in 2...repeats {
                         pieces.append(
                             Piece(
-                                start: start, end: start + times * length,
-                                bits: groupBits + log2(Double(times)),
+                                start: start, end: start + times * length, bits: groupBits[key]! + log2(Double(times)),
                                 pattern: .repetition))
                     }
                 }
             }
             return pieces
+        }
+
+        /// Whether `group` is a shorter group repeated (`abab`).
+        private static func isRepeat(_ group: ArraySlice<Unicode.Scalar>) -> Bool {
+            let length = group.count
+            for unit in 1..<max(1, length) where length % unit == 0 {
+                let head = group.prefix(unit)
+                if stride(from: unit, to: length, by: unit).allSatisfy({
+                    group[(group.startIndex + $0)..<(group.startIndex + $0 + unit)].elementsEqual(head)
+                }) {
+                    return true
+                }
+            }
+            return false
         }
 
         /// Keyboard rows, columns and blocks (qwerty, azerty, qwertz, the numeric pad).
