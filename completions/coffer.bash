@@ -14,7 +14,7 @@
 
 # Commands offered for the first word.
 _coffer_commands="init ls find grep show insert edit generate rm mv cp git help version"
-_coffer_commands+=" history restore sync clone fsck git-credential docker-credential"
+_coffer_commands+=" history restore sync clone fsck git-credential docker-credential audit"
 
 # The word being completed with the shell's quoting taken off: an opening ' or ", and \ escapes.
 _coffer_unquote() {
@@ -204,6 +204,22 @@ _coffer() {
             ;;
         fsck)
             _coffer_complete_options "--fix"
+            ;;
+        audit)
+            case $previous in
+                --breached | --breached=)
+                    compopt -o filenames 2>/dev/null
+                    local word
+                    _coffer_unquote "$cur" word
+                    local IFS=$'\n'
+                    COMPREPLY+=($(compgen -f -- "$word"))
+                    ;;
+                --age | --age= | --min-bits | --min-bits=) ;;
+                *)
+                    _coffer_complete_options "--json --show-passwords --age --breached --min-bits" ||
+                        _coffer_complete_entries folders
+                    ;;
+            esac
             ;;
         git-credential)
             if ((COMP_CWORD == 2)); then

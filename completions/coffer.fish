@@ -117,6 +117,7 @@ set -l commands \
     sync 'Pull and push the store, merging entries' \
     clone 'Clone a store from a git remote' \
     fsck 'Check the store and optionally repair it' \
+    audit 'Report weak, reused, old and breached passwords' \
     git-credential 'git credential helper (get, store, erase)' \
     docker-credential 'docker credential helper (store, get, erase, list)' \
     help 'Show usage, or the usage of one command' \
@@ -193,6 +194,14 @@ end
 
 # fsck [--fix]
 complete -c $program -n '__coffer_using fsck' -l fix -d 'Repair what can be repaired'
+
+# audit [--json] [--show-passwords] [--age DAYS] [--breached FILE] [--min-bits BITS] [subfolder]
+complete -c $program -n '__coffer_using audit' -l json -d 'Print the findings as JSON'
+complete -c $program -n '__coffer_using audit' -l show-passwords -d 'Print the passwords the findings are about'
+complete -c $program -n '__coffer_using audit' -l age -x -d 'Days after which an unchanged password is old'
+complete -c $program -n '__coffer_using audit' -l breached -r -F -d "Have I Been Pwned's SHA-1 list ordered by hash"
+complete -c $program -n '__coffer_using audit' -l min-bits -x -d 'Estimated strength below which a password is weak'
+complete -c $program -n '__coffer_first_operand --age,--breached,--min-bits audit' -a '(__coffer_folders)'
 
 # the credential helpers' actions
 complete -c $program -n '__coffer_using git-credential' -x -a 'get store erase'

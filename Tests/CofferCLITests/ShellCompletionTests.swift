@@ -151,12 +151,15 @@ struct ShellCompletionTests {
             "restore": ["--revision"],
             "fsck": ["--fix"],
             "clone": ["--path"],
+            "audit": ["--json", "--show-passwords", "--age", "--breached", "--min-bits"],
         ]
         for (command, options) in expected {
             let offered = try Set(Self.bashComplete(fixture, ["coffer", command, "-"]))
             #expect(offered == options, "coffer \(command) -")
         }
         #expect(try Self.bashComplete(fixture, ["coffer", "show", "--q"]) == ["--qrcode"])
+        #expect(try Self.bashComplete(fixture, ["coffer", "audit", "w"]) == ["web/"])
+        #expect(try Self.bashComplete(fixture, ["coffer", "au"]) == ["audit"])
     }
 
     @Test("bash completes names with spaces, typed quoted or escaped, and readline quotes them")
@@ -302,7 +305,7 @@ struct ShellCompletionTests {
         let lines = [
             "coffer ", "coffer sh", "coffer help hi", "coffer show --", "coffer generate -",
             "coffer insert -",
-            "coffer rm -", "coffer mv -", "coffer init -", "coffer restore --", "coffer fsck -",
+            "coffer rm -", "coffer mv -", "coffer init -", "coffer restore --", "coffer fsck -", "coffer audit -",
             "coffer clone https://example.com/store.git --", "coffer show web/", "coffer show web/gi",
             "coffer show web/my", "coffer rm \"web/my", "coffer edit so", "coffer ls ", "pass sy",
         ]
@@ -331,6 +334,10 @@ struct ShellCompletionTests {
         #expect(Set(result("coffer init -").hits).isSuperset(of: ["--path", "-p"]))
         #expect(result("coffer restore --").buffer == "coffer restore --revision=")
         #expect(result("coffer fsck -").buffer == "coffer fsck --fix ")
+        #expect(
+            Set(result("coffer audit -").hits).isSuperset(of: [
+                "--json", "--show-passwords", "--age", "--breached", "--min-bits",
+            ]))
         #expect(result("coffer clone https://example.com/store.git --").hits.contains("--path"))
         let inWeb = Set(result("coffer show web/").hits)
         #expect(inWeb.contains { $0.hasSuffix("github.com") } && inWeb.contains { $0.hasSuffix("my site") })
@@ -395,6 +402,11 @@ struct ShellCompletionTests {
         #expect(try Set(complete("coffer init --")) == ["--path"])
         #expect(try Set(complete("coffer restore --")) == ["--revision"])
         #expect(try Set(complete("coffer fsck --")) == ["--fix"])
+        #expect(
+            try Set(complete("coffer audit --")) == [
+                "--json", "--show-passwords", "--age", "--breached", "--min-bits",
+            ])
+        #expect(try complete("coffer audit w") == ["web/"])
         #expect(try complete("coffer clone url --").contains("--path"))
         #expect(try Set(complete("coffer show web/")) == ["web/github.com", "web/my site"])
         #expect(try complete("coffer show web/my") == ["web/my site"])
