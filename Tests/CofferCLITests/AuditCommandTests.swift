@@ -44,7 +44,8 @@ struct AuditCommandTests {
         {
             let output = try run(arguments, input: input, environment: environment)
             guard output.status == 0 else {
-                throw SandboxError("coffer \(arguments.joined(separator: " ")) exited \(output.status): \(output.errorText)")
+                throw SandboxError(
+                    "coffer \(arguments.joined(separator: " ")) exited \(output.status): \(output.errorText)")
             }
             return output
         }
@@ -228,7 +229,8 @@ struct AuditCommandTests {
         return result
     }
 
-    @Test("every seeded finding is found and nothing else, in JSON and in words", arguments: [UInt64(11), 12])
+    @Test(
+        "every seeded finding is found and nothing else, in JSON and in words", arguments: [UInt64(11), 12])
     func seededFindings(seed: UInt64) throws {
         let audit = try AuditSandbox()
         let store = try Self.seed(audit, seed: seed)
@@ -290,7 +292,9 @@ struct AuditCommandTests {
         }
         let ours = try audit.jsonFindings([], expectStatus: 1)
         let ourWeak = ours.filter { $0.hasPrefix("weak\t") }.map { String($0.dropFirst(5)) }
-        let ourReused = ours.filter { $0.hasPrefix("reused\t") }.map { $0.dropFirst(7).split(separator: " | ").map(String.init) }
+        let ourReused = ours.filter { $0.hasPrefix("reused\t") }.map {
+            $0.dropFirst(7).split(separator: " | ").map(String.init)
+        }
         #expect(Set(theirWeak) == Set(ourWeak))
         #expect(Set(theirWeak) == Set(store.weak))
         #expect(Set(theirReused) == Set(ourReused))
@@ -308,7 +312,10 @@ struct AuditCommandTests {
             let hash = try audit.sandbox.check(["sha1sum"], input: Array(password.utf8)).outputText.prefix(40)
             secrets += [password, hash.uppercased(), hash.lowercased(), String(hash.uppercased().prefix(10))]
         }
-        for arguments in [["audit"], ["audit", "--json"], ["audit", "--breached", store.breachedList, "--json"], ["audit", "--breached", store.breachedList]] {
+        for arguments in [
+            ["audit"], ["audit", "--json"], ["audit", "--breached", store.breachedList, "--json"],
+            ["audit", "--breached", store.breachedList],
+        ] {
             let output = try audit.run(arguments, environment: ["TMPDIR": temporary])
             #expect(output.status == 1)
             let printed = output.outputText + output.errorText
@@ -331,8 +338,10 @@ struct AuditCommandTests {
         try audit.insert("weak", "password\n")
         let folder = audit.sandbox.directory
         let sorted = (10...60).map { "\($0)" + String(repeating: "A", count: 38) + ":\($0)" }
-        try TestFiles.write(sorted.reversed().joined(separator: "\r\n") + "\r\n", to: folder + "/reversed.txt")
-        try TestFiles.write(sorted.prefix(10).joined(separator: "\n") + "\nnot a hash\n", to: folder + "/garbage.txt")
+        try TestFiles.write(
+            sorted.reversed().joined(separator: "\r\n") + "\r\n", to: folder + "/reversed.txt")
+        try TestFiles.write(
+            sorted.prefix(10).joined(separator: "\n") + "\nnot a hash\n", to: folder + "/garbage.txt")
         try TestFiles.write(
             sorted.map { $0.lowercased() }.joined(separator: "\n") + "\n", to: folder + "/lower.txt")
         let cases = [
@@ -342,11 +351,14 @@ struct AuditCommandTests {
         ]
         for (name, words) in cases {
             for json in [false, true] {
-                let output = try audit.run(["audit", "--breached", folder + "/" + name] + (json ? ["--json"] : []))
+                let output = try audit.run(
+                    ["audit", "--breached", folder + "/" + name] + (json ? ["--json"] : []))
                 #expect(output.status == 2, "\(name)")
                 #expect(output.outputText.isEmpty, "\(name): \(output.outputText)")
                 let lines = output.errorText.split(separator: "\n")
-                #expect(lines.count == 1 && lines[0].hasPrefix("Error: ") && lines[0].contains(words), "\(name): \(output.errorText)")
+                #expect(
+                    lines.count == 1 && lines[0].hasPrefix("Error: ") && lines[0].contains(words),
+                    "\(name): \(output.errorText)")
             }
         }
     }
@@ -366,7 +378,26 @@ struct AuditCommandTests {
         #expect(errors.first?.hasPrefix("Error: cannot audit broken: ") == true, "\(output.errorText)")
         #expect(errors.last?.hasPrefix("Error: cannot audit empty: ") == true, "\(output.errorText)")
         let lines = try audit.jsonFindings([], expectStatus: 2)
-        #expect(lines.contains("error\tbroken") && lines.contains("error\tempty") && lines.contains("weak\tweak"))
+        #expect(
+            lines.contains("error\tbroken") && lines.contains("error\tempty") && lines.contains("weak\tweak"))
+    }
+
+    @Test("an old version that does not decrypt ends the history: the password dates from the next one")
+    func undecryptableOldVersion() throws {
+        let audit = try AuditSandbox()
+        try TestFiles.write(Array("garbage".utf8), to: audit.store + "/entry.gpg", mode: 0o600)
+        try audit.sandbox.check(
+            ["git", "-C", audit.store, "add", "entry.gpg"])
+        try audit.sandbox.check(
+            ["git", "-C", audit.store, "commit", "-qm", "garbage"],
+            environment: [
+                "GIT_AUTHOR_DATE": "2018-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2018-01-01T00:00:00Z",
+            ])
+        try audit.insert("entry", "Vq8#pL2!zR7@mK4$wX9&\n", date: "2019-06-01T00:00:00Z")
+        try audit.insert("entry", "Vq8#pL2!zR7@mK4$wX9&\nnote: later\n", date: "2020-06-01T00:00:00Z")
+        let output = try audit.run(["audit"])
+        #expect(output.status == 1, "\(output.errorText)")
+        #expect(output.outputText.contains("  entry  (unchanged since 2019-06-01, "), "\(output.outputText)")
     }
 
     @Test("odd entries: names with spaces and non-ASCII, a lone newline, binary bytes; a store without git")
@@ -394,7 +425,8 @@ struct AuditCommandTests {
         let audit = try AuditSandbox()
         try audit.insert("weak", "password\n")
         for arguments in [
-            ["audit", "a", "b"], ["audit", "--age", "soon"], ["audit", "--min-bits", "-3"], ["audit", "--bogus"],
+            ["audit", "a", "b"], ["audit", "--age", "soon"], ["audit", "--min-bits", "-3"],
+            ["audit", "--bogus"],
             ["audit", "nosuch"], ["audit", "../outside"], ["audit", "--breached"],
         ] {
             let output = try audit.run(arguments)
@@ -402,10 +434,13 @@ struct AuditCommandTests {
             #expect(output.outputText.isEmpty)
             #expect(!output.errorText.isEmpty)
         }
-        #expect(try audit.run(["audit", "nosuch"]).errorText == "Error: nosuch is not in the password store.")
+        #expect(
+            try audit.run(["audit", "nosuch"]).errorText == "Error: nosuch is not in the password store.")
         // --min-bits moves the line: nothing in this store is over 1000 bits, or under 0.
         try audit.insert("strong", "Vq8#pL2!zR7@mK4$wX9&\n")
-        #expect(try audit.jsonFindings(["--min-bits", "1000"], expectStatus: 1).filter { $0.hasPrefix("weak") }.count == 2)
+        #expect(
+            try audit.jsonFindings(["--min-bits", "1000"], expectStatus: 1).filter { $0.hasPrefix("weak") }
+                .count == 2)
         #expect(try audit.run(["audit", "--min-bits", "0"]).status == 1, "a common password stays weak")
     }
 }

@@ -305,7 +305,8 @@ struct ShellCompletionTests {
         let lines = [
             "coffer ", "coffer sh", "coffer help hi", "coffer show --", "coffer generate -",
             "coffer insert -",
-            "coffer rm -", "coffer mv -", "coffer init -", "coffer restore --", "coffer fsck -", "coffer audit -",
+            "coffer rm -", "coffer mv -", "coffer init -", "coffer restore --", "coffer fsck -",
+            "coffer audit -",
             "coffer clone https://example.com/store.git --", "coffer show web/", "coffer show web/gi",
             "coffer show web/my", "coffer rm \"web/my", "coffer edit so", "coffer ls ", "pass sy",
         ]

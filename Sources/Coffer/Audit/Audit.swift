@@ -158,7 +158,9 @@ public struct Audit: Sendable {
             case .missing: throw CofferError(.io, "cannot open", path: list, errno: ENOENT)
             case .directory: throw CofferError(.io, "cannot read", path: list, errno: EISDIR)
             default:
-                guard access(list, R_OK) == 0 else { throw CofferError(.io, "cannot open", path: list, errno: errno) }
+                guard access(list, R_OK) == 0 else {
+                    throw CofferError(.io, "cannot open", path: list, errno: errno)
+                }
             }
         }
         let names = try store.allEntries(in: trimmed)
@@ -327,7 +329,8 @@ public struct Audit: Sendable {
 
     /// When the current password was set: the author date of the oldest commit of the unbroken run of
     /// versions, from the newest back, that hold the same password (`nil` when the file as it is now
-    /// holds a password no commit has). Versions whose bytes are the file's own need no decryption.
+    /// holds a password no commit has). Versions whose bytes are the file's own need no decryption; the
+    /// run also ends at a version that does not decrypt.
     private static func passwordSetAt(
         _ versions: [EntryVersion], current: [UInt8], password: SecureBytes, repository: GitRepository,
         engine: any CryptoEngine
@@ -340,7 +343,10 @@ public struct Audit: Sendable {
             if let answer = known[version.blob] {
                 same = answer
             } else {
-                let plaintext = try engine.decrypt(repository.blob(version.blob))
+                // A version this keyring cannot read (encrypted for a key given up since, or not an entry
+                // at all) ends what the history can tell: the password is as old as the versions after it.
+                let ciphertext = try repository.blob(version.blob)
+                guard let plaintext = try? engine.decrypt(ciphertext) else { break }
                 same = firstLine(plaintext).constantTimeEquals(password)
                 known[version.blob] = same
             }

@@ -294,7 +294,8 @@ public struct PasswordStrength: Sendable, Equatable {
                     if start >= length && original[(start - length)..<start].elementsEqual(group) { continue }
                     var repeats = 1
                     while start + (repeats + 1) * length <= count,
-                        original[(start + repeats * length)..<(start + (repeats + 1) * length)].elementsEqual(group)
+                        original[(start + repeats * length)..<(start + (repeats + 1) * length)].elementsEqual(
+                            group)
                     {
                         repeats += 1
                     }
@@ -305,17 +306,21 @@ public struct PasswordStrength: Sendable, Equatable {
                             groupBits[key] = log2(Double(PasswordStrength.cardinality(group.first!)))
                         } else if depth < 1 {
                             var inner = Estimator(
-                                original: key, lower: Array(lower[start..<(start + length)]), userWords: userWords)
+                                original: key, lower: Array(lower[start..<(start + length)]),
+                                userWords: userWords)
                             inner.depth = depth + 1
                             groupBits[key] = inner.best().0
                         } else {
-                            groupBits[key] = group.reduce(0) { $0 + log2(Double(PasswordStrength.cardinality($1))) }
+                            groupBits[key] = group.reduce(0) {
+                                $0 + log2(Double(PasswordStrength.cardinality($1)))
+                            }
                         }
                     }
                     for times in 2...repeats {
                         pieces.append(
                             Piece(
-                                start: start, end: start + times * length, bits: groupBits[key]! + log2(Double(times)),
+                                start: start, end: start + times * length,
+                                bits: groupBits[key]! + log2(Double(times)),
                                 pattern: .repetition))
                     }
                 }

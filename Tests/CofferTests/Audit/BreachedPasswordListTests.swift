@@ -38,7 +38,9 @@ import Testing
     private static func list(seed: UInt64, count: Int, lineEnd: String = "\r\n") -> (String, [String: Int]) {
         var random = SeededRandom(seed: seed)
         var entries: [String: Int] = [:]
-        while entries.count < count { entries[String(decoding: hex(&random), as: UTF8.self)] = 1 + random.below(999_999) }
+        while entries.count < count {
+            entries[String(decoding: hex(&random), as: UTF8.self)] = 1 + random.below(999_999)
+        }
         let text = entries.keys.sorted().map { "\($0):\(entries[$0]!)\(lineEnd)" }.joined()
         return (text, entries)
     }
@@ -82,7 +84,8 @@ import Testing
         // One pair swapped deep inside: reading the whole file finds it.
         var lines = text.split(separator: "\r\n").map(String.init)
         lines.swapAt(1500, 1501)
-        list = BreachedPasswordList(path: try folder.write("swapped.txt", lines.joined(separator: "\n") + "\n"))
+        list = BreachedPasswordList(
+            path: try folder.write("swapped.txt", lines.joined(separator: "\n") + "\n"))
         let error = #expect(throws: CofferError.self) { try list.counts(of: asked) }
         #expect(error?.message.contains("line 1502 is out of order") == true, "\(error?.message ?? "")")
     }
@@ -99,7 +102,8 @@ import Testing
     func malformedListsAreRefused(text: String) throws {
         let folder = try Folder()
         let good = "0000000000000000000000000000000000000001:5\n"
-        let file = try folder.write("list.txt", text.isEmpty ? "" : good + text + "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF:1\n")
+        let file = try folder.write(
+            "list.txt", text.isEmpty ? "" : good + text + "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF:1\n")
         var list = BreachedPasswordList(path: file)
         for limit in [64 << 20, 0] where !(limit == 0 && text.isEmpty) {
             list.wholeFileLimit = limit

@@ -59,11 +59,14 @@ import Testing
         }
         // Long passwords (past what is analysed piece by piece) still count every character.
         let long = String(repeating: "Xq7#", count: 100)
-        #expect(PasswordStrength.estimate(long).bits > PasswordStrength.estimate(String(long.prefix(128))).bits)
+        #expect(
+            PasswordStrength.estimate(long).bits > PasswordStrength.estimate(String(long.prefix(128))).bits)
     }
 
     @Test func strangeInputIsEstimatedWithoutTrouble() {
-        for password in ["\u{0}", "é", "パスワード", "\u{1F511}\u{1F511}\u{1F511}", "\r", String(repeating: "a", count: 5000)] {
+        for password in [
+            "\u{0}", "é", "パスワード", "\u{1F511}\u{1F511}\u{1F511}", "\r", String(repeating: "a", count: 5000),
+        ] {
             let strength = PasswordStrength.estimate(password)
             #expect(strength.bits.isFinite && strength.bits >= 0, "\(password.debugDescription)")
         }
