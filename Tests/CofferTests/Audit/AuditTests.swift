@@ -24,7 +24,8 @@ struct AuditTests {
 
     @Test func findingsEventsAndAReencryptingMove() throws {
         let strong = "Xq7#pL2!zR7@mK4$wX9&vB3"
-        try store(committingAt: "2019-01-01T00:00:00Z").write("team/shared", SecureBytes(string: strong + "\n"))
+        try store(committingAt: "2019-01-01T00:00:00Z").write(
+            "team/shared", SecureBytes(string: strong + "\n"))
         try store.initialize(recipients: [sandbox.keys[1].email], subfolder: "other")
         // Other recipients: the move re-encrypts, so git sees a file removed and another added.
         try store.move("team/shared", to: "other/shared")
