@@ -292,14 +292,7 @@ public struct Audit: Sendable {
         guard !ciphertext.isEmpty else { throw CofferError(.format, "the file is empty", paths: [path]) }
         let plaintext = try store.engine.decrypt(ciphertext)
         let password = firstLine(plaintext)
-        let strength = password.withUnsafeBytes { bytes in
-            // Bytes that are not UTF-8 count one character each (read as Latin-1), not as one repeated
-            // replacement character.
-            let text =
-                String(validating: bytes, as: UTF8.self)
-                ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
-            return PasswordStrength.estimate(text, userWords: userWords(name, plaintext))
-        }
+        let strength = PasswordStrength.estimate(password, userWords: userWords(name, plaintext))
         var hash: [UInt8]?
         if hashing {
             hash = password.withUnsafeBytes { bytes in
@@ -371,20 +364,39 @@ public struct Audit: Sendable {
         }
     }
 
-    /// Words an attacker who knows the entry tries first: the parts of its name and its login fields.
+    /// Words an attacker who knows the entry tries first: the parts of its name and of its login and
+    /// address fields (read from the plaintext without copying the rest of it).
     private static func userWords(_ name: String, _ plaintext: SecureBytes) -> [String] {
         let separators: Set<Character> = ["/", "-", "_", ".", " ", "@", ":", "+"]
         func parts(_ text: String) -> [String] {
             [text] + text.split(whereSeparator: { separators.contains($0) }).map(String.init)
         }
         var words = parts(name)
-        let text = plaintext.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-        for line in text.split(separator: "\n").dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let key = line[..<colon].lowercased()
-            guard ["login", "user", "username", "email", "e-mail", "url", "site", "website"].contains(key)
-            else { continue }
-            words += parts(line[line.index(after: colon)...].trimmingCharacters(in: " \t"))
+        let keys = ["login", "user", "username", "email", "e-mail", "url", "site", "website"].map {
+            Array($0.utf8)
+        }
+        func isKey(_ bytes: Slice<UnsafeRawBufferPointer>) -> Bool {
+            keys.contains { key in
+                key.count == bytes.count
+                    && zip(key, bytes).allSatisfy { $0 == (($1 >= 65 && $1 <= 90) ? $1 + 32 : $1) }
+            }
+        }
+        let blanks: Set<UInt8> = [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r")]
+        plaintext.withUnsafeBytes { bytes in
+            var lineStart = bytes.firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? bytes.count
+            while lineStart < bytes.count {
+                let lineEnd = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+                defer { lineStart = lineEnd + 1 }
+                guard let colon = bytes[lineStart..<lineEnd].firstIndex(of: UInt8(ascii: ":")),
+                    isKey(bytes[lineStart..<colon])
+                else { continue }
+                var value = bytes[(colon + 1)..<lineEnd]
+                while let first = value.first, blanks.contains(first) { value = value.dropFirst() }
+                while let last = value.last, blanks.contains(last) { value = value.dropLast() }
+                if !value.isEmpty && value.count <= 256 {
+                    words += parts(String(decoding: value, as: UTF8.self))
+                }
+            }
         }
         return words.filter { !$0.isEmpty }
     }
@@ -392,15 +404,5 @@ public struct Audit: Sendable {
     /// Byte order of two passwords.
     private static func precedes(_ first: SecureBytes, _ second: SecureBytes) -> Bool {
         first.withUnsafeBytes { a in second.withUnsafeBytes { b in a.lexicographicallyPrecedes(b) } }
-    }
-}
-
-extension StringProtocol {
-    /// The text without `characters` at either end.
-    fileprivate func trimmingCharacters(in characters: String) -> String {
-        var text = Substring(self)
-        while let first = text.first, characters.contains(first) { text.removeFirst() }
-        while let last = text.last, characters.contains(last) { text.removeLast() }
-        return String(text)
     }
 }

@@ -46,42 +46,112 @@ public struct PasswordStrength: Sendable, Equatable {
 
     /// Estimates `password`; `userWords` are words an attacker who knows the entry would try first (its
     /// name's parts, its login).
+    ///
+    /// The copies of the password the estimate makes are wiped before it returns; `password` itself is
+    /// the caller's (prefer ``estimate(_:userWords:)-(SecureBytes,_)`` for a password read from a store).
     public static func estimate(_ password: String, userWords: [String] = []) -> PasswordStrength {
-        let scalars = Array(password.unicodeScalars)
+        var scalars: [Unicode.Scalar] = []
+        scalars.reserveCapacity(password.unicodeScalars.count)
+        scalars.append(contentsOf: password.unicodeScalars)
+        defer { wipe(&scalars) }
+        return estimate(scalars: scalars, userWords: userWords)
+    }
+
+    /// Estimates a password held in wiped memory (UTF-8; bytes that are not UTF-8 count one character
+    /// each, read as Latin-1); every copy the estimate makes is wiped before it returns.
+    public static func estimate(_ password: SecureBytes, userWords: [String] = []) -> PasswordStrength {
+        var scalars = password.withUnsafeBytes { bytes -> [Unicode.Scalar] in
+            var result: [Unicode.Scalar] = []
+            result.reserveCapacity(bytes.count)
+            var iterator = bytes.makeIterator()
+            var decoder = Unicode.UTF8()
+            while true {
+                switch decoder.decode(&iterator) {
+                case .scalarValue(let scalar): result.append(scalar)
+                case .emptyInput: return result
+                case .error:
+                    result.removeAll(keepingCapacity: true)
+                    for byte in bytes { result.append(Unicode.Scalar(byte)) }
+                    return result
+                }
+            }
+        }
+        defer { wipe(&scalars) }
+        return estimate(scalars: scalars, userWords: userWords)
+    }
+
+    private static func estimate(scalars: [Unicode.Scalar], userWords: [String]) -> PasswordStrength {
         guard !scalars.isEmpty else { return PasswordStrength(bits: 0, isCommon: false, patterns: []) }
-        let analysed = Array(scalars.prefix(analysedLength))
-        let lower = analysed.map(lowercase)
-        let isCommon =
-            Dictionaries.shared.passwords[String(String.UnicodeScalarView(lower.prefix(64)))] != nil
-        var userRanks: [String: Int] = [:]
+        var analysed = Array(scalars.prefix(analysedLength))
+        var lower = analysed.map(lowercase)
+        defer {
+            wipe(&analysed)
+            wipe(&lower)
+        }
+        let isCommon = Dictionaries.shared.passwords.rank(of: lower[...]) != nil
+        var ranks: [(String, Int)] = []
         for word in userWords {
             let key = word.lowercased()
-            if key.unicodeScalars.count >= 3 && userRanks[key] == nil { userRanks[key] = userRanks.count + 1 }
+            if key.unicodeScalars.count >= 3 && !ranks.contains(where: { $0.0 == key }) {
+                ranks.append((key, ranks.count + 1))
+            }
         }
-        var (bits, patterns) = Estimator(original: analysed, lower: lower, userWords: userRanks).best()
+        var (bits, patterns) = Estimator(original: analysed, lower: lower, userWords: WordList(ranks)).best()
         for scalar in scalars.dropFirst(analysedLength) { bits += log2(Double(cardinality(scalar))) }
         if scalars.count > analysedLength { patterns.append(.characters) }
         return PasswordStrength(bits: bits, isCommon: isCommon, patterns: patterns)
     }
 
+    /// Overwrites an array's elements in place (it must not share its storage).
+    static func wipe<Element>(_ array: inout [Element]) {
+        array.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
+    }
+
+    /// Words and their ranks, looked up by the characters of a slice of the password, so that no string
+    /// is made of it.
+    private struct WordList: Sendable {
+        private var buckets: [UInt64: [(word: [Unicode.Scalar], rank: Int)]] = [:]
+        /// The length of the longest word.
+        private(set) var longest = 0
+
+        /// The words with their ranks (the first of a repeated word counts).
+        init(_ ranked: [(String, Int)]) {
+            for (word, wordRank) in ranked {
+                let scalars = Array(word.unicodeScalars)
+                longest = max(longest, scalars.count)
+                guard rank(of: scalars[...]) == nil else { continue }
+                buckets[Self.hash(scalars), default: []].append((scalars, wordRank))
+            }
+        }
+
+        /// The rank of the word spelled by `characters`, or `nil`.
+        func rank<Characters: Collection>(of characters: Characters) -> Int?
+        where Characters.Element == Unicode.Scalar {
+            guard characters.count <= longest, let bucket = buckets[Self.hash(characters)] else { return nil }
+            return bucket.first { $0.word.elementsEqual(characters) }?.rank
+        }
+
+        /// FNV-1a over the scalar values.
+        private static func hash<Characters: Sequence>(_ characters: Characters) -> UInt64
+        where Characters.Element == Unicode.Scalar {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for scalar in characters {
+                hash = (hash ^ UInt64(scalar.value)) &* 0x100_0000_01b3
+            }
+            return hash
+        }
+    }
+
     /// The ranked lists, built once.
     private struct Dictionaries: Sendable {
-        let passwords: [String: Int]
-        let words: [String: Int]
-        let longest: Int
+        let passwords: WordList
+        let words: WordList
 
         static let shared = Dictionaries()
 
         private init() {
-            func ranked(_ list: [String]) -> [String: Int] {
-                var ranks: [String: Int] = [:]
-                for (index, word) in list.enumerated() where ranks[word] == nil { ranks[word] = index + 1 }
-                return ranks
-            }
-            passwords = ranked(CommonPasswords.passwords)
-            words = ranked(CommonPasswords.words)
-            longest =
-                (CommonPasswords.passwords + CommonPasswords.words).map(\.unicodeScalars.count).max() ?? 1
+            passwords = WordList(CommonPasswords.passwords.enumerated().map { ($0.element, $0.offset + 1) })
+            words = WordList(CommonPasswords.words.enumerated().map { ($0.element, $0.offset + 1) })
         }
     }
 
@@ -97,7 +167,7 @@ public struct PasswordStrength: Sendable, Equatable {
     private struct Estimator {
         let original: [Unicode.Scalar]
         let lower: [Unicode.Scalar]
-        let userWords: [String: Int]
+        let userWords: WordList
         var depth = 0
 
         var count: Int { original.count }
@@ -175,30 +245,36 @@ public struct PasswordStrength: Sendable, Equatable {
         private func dictionaryPieces() -> [Piece] {
             let dictionaries = Dictionaries.shared
             var pieces: [Piece] = []
-            let longest = max(dictionaries.longest, userWords.keys.map(\.unicodeScalars.count).max() ?? 0)
+            let longest = max(dictionaries.passwords.longest, dictionaries.words.longest, userWords.longest)
+            var substituted: [Unicode.Scalar] = []
+            substituted.reserveCapacity(longest)
+            defer { PasswordStrength.wipe(&substituted) }
             for start in 0..<count {
                 for end in (start + 1)...min(count, start + longest) {
                     let length = end - start
                     guard length >= 3 || length == count else { continue }
-                    let slice = Array(lower[start..<end])
+                    let slice = lower[start..<end]
                     let capitals = capitalVariations(start, end)
-                    for (candidate, substitutions) in unleeted(slice) {
-                        for (word, reversed) in [(candidate, false), (candidate.reversed(), true)] {
-                            let key = String(String.UnicodeScalarView(word))
+                    func look<Word: BidirectionalCollection>(_ word: Word, substitutions: Int)
+                    where Word.Element == Unicode.Scalar {
+                        for reversed in [false, true] {
                             let extra = log2(capitals) + Double(substitutions) + (reversed ? 1 : 0)
-                            if let rank = userWords[key] {
+                            func rank(_ list: WordList) -> Int? {
+                                reversed ? list.rank(of: word.reversed()) : list.rank(of: word)
+                            }
+                            if let rank = rank(userWords) {
                                 pieces.append(
                                     Piece(
                                         start: start, end: end, bits: log2(Double(rank)) + extra,
                                         pattern: .entryWord))
                             }
-                            if let rank = dictionaries.passwords[key] {
+                            if let rank = rank(dictionaries.passwords) {
                                 pieces.append(
                                     Piece(
                                         start: start, end: end, bits: log2(Double(rank)) + extra,
                                         pattern: .commonPassword))
                             }
-                            if let rank = dictionaries.words[key] {
+                            if let rank = rank(dictionaries.words) {
                                 // Words are tried after the common passwords.
                                 pieces.append(
                                     Piece(
@@ -207,26 +283,27 @@ public struct PasswordStrength: Sendable, Equatable {
                             }
                         }
                     }
+                    look(slice, substitutions: 0)
+                    // With l33t substitutions undone (each kind counts one bit); `1` and `|` may stand for
+                    // i or for l.
+                    guard slice.contains(where: { Self.leet[$0] != nil }) else { continue }
+                    let ambiguous = slice.contains { $0 == "1" || $0 == "|" }
+                    for choice in 0..<(ambiguous ? 2 : 1) {
+                        var kinds = Set<UInt32>()
+                        substituted.removeAll(keepingCapacity: true)
+                        for scalar in slice {
+                            if let options = Self.leet[scalar] {
+                                kinds.insert(scalar.value)
+                                substituted.append(options[min(choice, options.count - 1)])
+                            } else {
+                                substituted.append(scalar)
+                            }
+                        }
+                        look(substituted, substitutions: kinds.count)
+                    }
                 }
             }
             return pieces
-        }
-
-        /// The slice as written and with l33t substitutions undone (each kind of substitution counts one
-        /// bit).
-        private func unleeted(_ slice: [Unicode.Scalar]) -> [([Unicode.Scalar], Int)] {
-            var results: [([Unicode.Scalar], Int)] = [(slice, 0)]
-            guard slice.contains(where: { Self.leet[$0] != nil }) else { return results }
-            for choice in 0..<2 {
-                var kinds = Set<Unicode.Scalar>()
-                let replaced = slice.map { scalar -> Unicode.Scalar in
-                    guard let options = Self.leet[scalar] else { return scalar }
-                    kinds.insert(scalar)
-                    return options[min(choice, options.count - 1)]
-                }
-                if !results.contains(where: { $0.0 == replaced }) { results.append((replaced, kinds.count)) }
-            }
-            return results
         }
 
         /// zxcvbn's count of the ways capitals could be placed in a word of this shape.
@@ -287,7 +364,6 @@ public struct PasswordStrength: Sendable, Equatable {
         /// group) of primitive groups (not themselves repeats), each group estimated once.
         private func repetitionPieces() -> [Piece] {
             var pieces: [Piece] = []
-            var groupBits: [[Unicode.Scalar]: Double] = [:]
             for start in 0..<count {
                 for length in 1...max(1, (count - start) / 2) where start + 2 * length <= count {
                     let group = original[start..<(start + length)]
@@ -300,32 +376,39 @@ public struct PasswordStrength: Sendable, Equatable {
                         repeats += 1
                     }
                     guard repeats >= 2, !Self.isRepeat(group) else { continue }
-                    let key = Array(group)
-                    if groupBits[key] == nil {
-                        if length == 1 {
-                            groupBits[key] = log2(Double(PasswordStrength.cardinality(group.first!)))
-                        } else if depth < 1 {
-                            var inner = Estimator(
-                                original: key, lower: Array(lower[start..<(start + length)]),
-                                userWords: userWords)
-                            inner.depth = depth + 1
-                            groupBits[key] = inner.best().0
-                        } else {
-                            groupBits[key] = group.reduce(0) {
-                                $0 + log2(Double(PasswordStrength.cardinality($1)))
-                            }
-                        }
+                    let groupBits: Double
+                    if length == 1 {
+                        groupBits = log2(Double(PasswordStrength.cardinality(group.first!)))
+                    } else if depth < 1 {
+                        // The group estimated as a password of its own (its copies wiped after).
+                        var groupOriginal = Array(group)
+                        var groupLower = Array(lower[start..<(start + length)])
+                        groupBits = Self.estimateGroup(
+                            groupOriginal, groupLower, userWords: userWords, depth: depth + 1)
+                        PasswordStrength.wipe(&groupOriginal)
+                        PasswordStrength.wipe(&groupLower)
+                    } else {
+                        groupBits = group.reduce(0) { $0 + log2(Double(PasswordStrength.cardinality($1))) }
                     }
                     for times in 2...repeats {
                         pieces.append(
                             Piece(
                                 start: start, end: start + times * length,
-                                bits: groupBits[key]! + log2(Double(times)),
+                                bits: groupBits + log2(Double(times)),
                                 pattern: .repetition))
                     }
                 }
             }
             return pieces
+        }
+
+        /// The bits of a repeated group, by an estimator that is gone when this returns.
+        private static func estimateGroup(
+            _ original: [Unicode.Scalar], _ lower: [Unicode.Scalar], userWords: WordList, depth: Int
+        ) -> Double {
+            var inner = Estimator(original: original, lower: lower, userWords: userWords)
+            inner.depth = depth
+            return inner.best().0
         }
 
         /// Whether `group` is a shorter group repeated (`abab`).
@@ -360,17 +443,20 @@ public struct PasswordStrength: Sendable, Equatable {
 
         private func keyboardPieces() -> [Piece] {
             var pieces: [Piece] = []
-            let keys = lower.map { Self.shifted[$0] ?? $0 }
-            let shiftedCount = zip(original, lower).map { original, lower in
+            var keys = lower.map { Self.shifted[$0] ?? $0 }
+            var shifted = zip(original, lower).map { original, lower in
                 original != lower || Self.shifted[original] != nil
+            }
+            defer {
+                PasswordStrength.wipe(&keys)
+                PasswordStrength.wipe(&shifted)
             }
             for (index, layout) in Self.keyboards.enumerated() {
                 for line in [layout, layout.reversed()] {
                     for start in 0..<count {
                         var end = start
                         while end < count, end - start < line.count {
-                            let run = Array(keys[start...end])
-                            guard Self.contains(line, run) else { break }
+                            guard Self.contains(line, keys[start...end]) else { break }
                             end += 1
                         }
                         guard end - start >= 3 else { continue }
@@ -379,7 +465,7 @@ public struct PasswordStrength: Sendable, Equatable {
                             // Straight rows turn never; columns and blocks turn every few keys.
                             let turns = index < 4 || index >= 8 && index < 13 ? 1.0 : ceil(length / 4)
                             var bits = log2(47) + turns * log2(4) + log2(length - 1)
-                            let shifts = shiftedCount[start..<to].filter { $0 }.count
+                            let shifts = shifted[start..<to].filter { $0 }.count
                             if shifts > 0 { bits += shifts == to - start ? 1 : log2(length) }
                             pieces.append(Piece(start: start, end: to, bits: bits, pattern: .keyboardRun))
                         }
@@ -389,19 +475,18 @@ public struct PasswordStrength: Sendable, Equatable {
             return pieces
         }
 
-        private static func contains(_ line: [Unicode.Scalar], _ run: [Unicode.Scalar]) -> Bool {
-            guard run.count <= line.count else { return false }
-            for offset in 0...(line.count - run.count) where line[offset] == run[0] {
-                if Array(line[offset..<(offset + run.count)]) == run { return true }
+        private static func contains(_ line: [Unicode.Scalar], _ run: ArraySlice<Unicode.Scalar>) -> Bool {
+            guard let first = run.first, run.count <= line.count else { return false }
+            for offset in 0...(line.count - run.count) where line[offset] == first {
+                if line[offset..<(offset + run.count)].elementsEqual(run) { return true }
             }
             return false
         }
 
         private func datePieces() -> [Piece] {
             var pieces: [Piece] = []
-            let digits = original.map {
-                $0.properties.numericType != nil && $0.isASCII ? Int($0.value) - 48 : -1
-            }
+            var digits = original.map { ("0"..."9").contains($0) ? Int($0.value) - 48 : -1 }
+            defer { PasswordStrength.wipe(&digits) }
             func number(_ from: Int, _ length: Int) -> Int? {
                 guard from + length <= count else { return nil }
                 var value = 0
