@@ -442,6 +442,9 @@ struct AuditCommandTests {
             try audit.jsonFindings(["--min-bits", "1000"], expectStatus: 1).filter { $0.hasPrefix("weak") }
                 .count == 2)
         #expect(try audit.run(["audit", "--min-bits", "0"]).status == 1, "a common password stays weak")
+        let huge = try audit.run(["audit", "--age", "999999999999999999", "--min-bits", "0.5"])
+        #expect(huge.status == 1 && huge.outputText.contains("fewer than 0.5") == false, "\(huge.errorText)")
+        #expect(try audit.run(["audit", "--age", "99999999999999999999999"]).status == 2)
     }
 }
 

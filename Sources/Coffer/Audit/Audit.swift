@@ -234,7 +234,8 @@ public struct Audit: Sendable {
             for entry in judged {
                 guard let changed = entry.lastChanged else { continue }
                 let age = (now - changed) / 86_400
-                if now - changed > days * 86_400 {
+                // In floating point: a huge number of days must not overflow.
+                if Double(now - changed) > Double(days) * 86_400 {
                     report.old.append(OldPassword(entry: entry.name, lastChanged: changed, days: age))
                 }
             }
