@@ -107,38 +107,55 @@ public struct PasswordStrength: Sendable, Equatable {
         array.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
     }
 
-    /// Words and their ranks, looked up by the characters of a slice of the password, so that no string
-    /// is made of it.
+    /// Words and their ranks, found by a hash of the characters of a stretch of the password computed as
+    /// the stretch grows, so that no string or array is made of it. Each word is kept spelled forwards
+    /// and backwards (a reversed word costs one bit more).
     private struct WordList: Sendable {
-        private var buckets: [UInt64: [(word: [Unicode.Scalar], rank: Int)]] = [:]
+        struct Word: Sendable {
+            let scalars: [Unicode.Scalar]
+            let rank: Int
+            let reversed: Bool
+        }
+
+        private(set) var buckets: [UInt64: [Word]] = [:]
         /// The length of the longest word.
         private(set) var longest = 0
 
         /// The words with their ranks (the first of a repeated word counts).
         init(_ ranked: [(String, Int)]) {
-            for (word, wordRank) in ranked {
+            var seen = Set<String>()
+            for (word, rank) in ranked where seen.insert(word).inserted {
                 let scalars = Array(word.unicodeScalars)
                 longest = max(longest, scalars.count)
-                guard rank(of: scalars[...]) == nil else { continue }
-                buckets[Self.hash(scalars), default: []].append((scalars, wordRank))
+                buckets[Self.hash(scalars), default: []].append(
+                    Word(scalars: scalars, rank: rank, reversed: false))
+                let backwards = Array(scalars.reversed())
+                if backwards != scalars {
+                    buckets[Self.hash(backwards), default: []].append(
+                        Word(scalars: backwards, rank: rank, reversed: true))
+                }
             }
         }
 
-        /// The rank of the word spelled by `characters`, or `nil`.
-        func rank<Characters: Collection>(of characters: Characters) -> Int?
-        where Characters.Element == Unicode.Scalar {
-            guard characters.count <= longest, let bucket = buckets[Self.hash(characters)] else { return nil }
-            return bucket.first { $0.word.elementsEqual(characters) }?.rank
+        /// The rank of the word spelled (forwards) by `characters`, or `nil`.
+        func rank(of characters: ArraySlice<Unicode.Scalar>) -> Int? {
+            guard characters.count <= longest else { return nil }
+            return buckets[Self.hash(characters)]?.first {
+                !$0.reversed && $0.scalars.elementsEqual(characters)
+            }?
+            .rank
         }
 
-        /// FNV-1a over the scalar values.
+        static let basis: UInt64 = 0xcbf2_9ce4_8422_2325
+
+        /// One more character into an FNV-1a hash.
+        static func step(_ hash: UInt64, _ scalar: Unicode.Scalar) -> UInt64 {
+            (hash ^ UInt64(scalar.value)) &* 0x100_0000_01b3
+        }
+
         private static func hash<Characters: Sequence>(_ characters: Characters) -> UInt64
         where Characters.Element == Unicode.Scalar {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for scalar in characters {
-                hash = (hash ^ UInt64(scalar.value)) &* 0x100_0000_01b3
-            }
-            return hash
+            characters.reduce(basis, step)
         }
     }
 
@@ -177,13 +194,16 @@ public struct PasswordStrength: Sendable, Equatable {
             let pieces = allPieces()
             var ending = [[Piece]](repeating: [], count: count + 1)
             for piece in pieces { ending[piece.end].append(piece) }
-            // cost[end][k]: the cheapest cover of the first `end` characters by `k` pieces.
+            // cost[end][k]: the cheapest cover of the first `end` characters by `k` pieces. At most
+            // `most` pieces: their orderings alone (log2 of 12!) are near 29 bits, and a cover by fewer
+            // always exists (characters one by one make a single piece), so the cap can only raise an
+            // estimate that is high already, while it keeps the work small.
+            let most = min(count, 12)
             let infinity = Double.infinity
-            var cost = [[Double]](
-                repeating: [Double](repeating: infinity, count: count + 1), count: count + 1)
-            var back = [[(Piece, Int)?]](
-                repeating: [(Piece, Int)?](repeating: nil, count: count + 1), count: count + 1)
-            cost[0][0] = 0
+            let width = most + 1
+            var cost = [Double](repeating: infinity, count: (count + 1) * width)
+            var back = [Piece?](repeating: nil, count: (count + 1) * width)
+            cost[0] = 0
             for end in 1...count {
                 // Characters guessed one by one, as a piece of any length ending here.
                 var characterBits = 0.0
@@ -198,11 +218,11 @@ public struct PasswordStrength: Sendable, Equatable {
                         piece.end - piece.start == count
                         ? 0 : piece.end - piece.start == 1 ? log2(10.0) : log2(50.0)
                     let bits = max(piece.bits, minimum)
-                    for pieces in 0..<end where cost[piece.start][pieces] < infinity {
-                        let total = cost[piece.start][pieces] + bits
-                        if total < cost[end][pieces + 1] {
-                            cost[end][pieces + 1] = total
-                            back[end][pieces + 1] = (piece, pieces)
+                    for pieces in 0..<min(end, most) where cost[piece.start * width + pieces] < infinity {
+                        let total = cost[piece.start * width + pieces] + bits
+                        if total < cost[end * width + pieces + 1] {
+                            cost[end * width + pieces + 1] = total
+                            back[end * width + pieces + 1] = piece
                         }
                     }
                 }
@@ -210,18 +230,18 @@ public struct PasswordStrength: Sendable, Equatable {
             var bestBits = infinity
             var bestCount = 1
             var orderings = 0.0
-            for pieces in 1...count {
+            for pieces in 1...most {
                 orderings += log2(Double(pieces))
-                if cost[count][pieces] + orderings < bestBits {
-                    bestBits = cost[count][pieces] + orderings
+                if cost[count * width + pieces] + orderings < bestBits {
+                    bestBits = cost[count * width + pieces] + orderings
                     bestCount = pieces
                 }
             }
             var patterns: [Pattern] = []
             var position = (count, bestCount)
-            while position.0 > 0, let (piece, previous) = back[position.0][position.1] {
+            while position.0 > 0, position.1 > 0, let piece = back[position.0 * width + position.1] {
                 patterns.append(piece.pattern)
-                position = (piece.start, previous)
+                position = (piece.start, position.1 - 1)
             }
             var merged: [Pattern] = []
             for pattern in patterns.reversed() where merged.last != pattern || pattern != .characters {
@@ -244,81 +264,95 @@ public struct PasswordStrength: Sendable, Equatable {
 
         private func dictionaryPieces() -> [Piece] {
             let dictionaries = Dictionaries.shared
+            let lists: [(WordList, Pattern, Double)] = [
+                (userWords, .entryWord, 0), (dictionaries.passwords, .commonPassword, 0),
+                // Words are tried after the common passwords.
+                (dictionaries.words, .dictionaryWord, 10),
+            ]
+            let longest = lists.map(\.0.longest).max() ?? 0
             var pieces: [Piece] = []
-            let longest = max(dictionaries.passwords.longest, dictionaries.words.longest, userWords.longest)
-            var substituted: [Unicode.Scalar] = []
-            substituted.reserveCapacity(longest)
-            defer { PasswordStrength.wipe(&substituted) }
             for start in 0..<count {
+                // The stretch as written, and with l33t substitutions undone (`1` and `|` may stand for
+                // i or for l: both are tried); each kind of substitution counts one bit.
+                var hashes = [WordList.basis, WordList.basis, WordList.basis]
+                var kinds = Set<UInt32>()
+                var ambiguous = false
                 for end in (start + 1)...min(count, start + longest) {
+                    let scalar = lower[end - 1]
+                    hashes[0] = WordList.step(hashes[0], scalar)
+                    if let options = Self.leet[scalar] {
+                        kinds.insert(scalar.value)
+                        ambiguous = ambiguous || options.count > 1
+                        hashes[1] = WordList.step(hashes[1], options[0])
+                        hashes[2] = WordList.step(hashes[2], options[options.count - 1])
+                    } else {
+                        hashes[1] = WordList.step(hashes[1], scalar)
+                        hashes[2] = WordList.step(hashes[2], scalar)
+                    }
                     let length = end - start
                     guard length >= 3 || length == count else { continue }
-                    let slice = lower[start..<end]
-                    let capitals = capitalVariations(start, end)
-                    func look<Word: BidirectionalCollection>(_ word: Word, substitutions: Int)
-                    where Word.Element == Unicode.Scalar {
-                        for reversed in [false, true] {
-                            let extra = log2(capitals) + Double(substitutions) + (reversed ? 1 : 0)
-                            func rank(_ list: WordList) -> Int? {
-                                reversed ? list.rank(of: word.reversed()) : list.rank(of: word)
-                            }
-                            if let rank = rank(userWords) {
+                    let choices = kinds.isEmpty ? 1 : ambiguous ? 3 : 2
+                    for choice in 0..<choices {
+                        for (list, pattern, offset) in lists {
+                            guard let bucket = list.buckets[hashes[choice]] else { continue }
+                            for word in bucket where word.scalars.count == length {
+                                guard spells(word.scalars, start, choice: choice) else { continue }
+                                let extra =
+                                    log2(capitalVariations(start, end))
+                                    + Double(choice == 0 ? 0 : kinds.count)
+                                    + (word.reversed ? 1 : 0)
                                 pieces.append(
                                     Piece(
-                                        start: start, end: end, bits: log2(Double(rank)) + extra,
-                                        pattern: .entryWord))
-                            }
-                            if let rank = rank(dictionaries.passwords) {
-                                pieces.append(
-                                    Piece(
-                                        start: start, end: end, bits: log2(Double(rank)) + extra,
-                                        pattern: .commonPassword))
-                            }
-                            if let rank = rank(dictionaries.words) {
-                                // Words are tried after the common passwords.
-                                pieces.append(
-                                    Piece(
-                                        start: start, end: end, bits: log2(Double(rank) + 10) + extra,
-                                        pattern: .dictionaryWord))
+                                        start: start, end: end,
+                                        bits: log2(Double(word.rank) + offset) + extra,
+                                        pattern: pattern))
                             }
                         }
-                    }
-                    look(slice, substitutions: 0)
-                    // With l33t substitutions undone (each kind counts one bit); `1` and `|` may stand for
-                    // i or for l.
-                    guard slice.contains(where: { Self.leet[$0] != nil }) else { continue }
-                    let ambiguous = slice.contains { $0 == "1" || $0 == "|" }
-                    for choice in 0..<(ambiguous ? 2 : 1) {
-                        var kinds = Set<UInt32>()
-                        substituted.removeAll(keepingCapacity: true)
-                        for scalar in slice {
-                            if let options = Self.leet[scalar] {
-                                kinds.insert(scalar.value)
-                                substituted.append(options[min(choice, options.count - 1)])
-                            } else {
-                                substituted.append(scalar)
-                            }
-                        }
-                        look(substituted, substitutions: kinds.count)
                     }
                 }
             }
             return pieces
         }
 
+        /// Whether the password from `start` spells `word` (with substitutions undone for choices 1 and 2).
+        private func spells(_ word: [Unicode.Scalar], _ start: Int, choice: Int) -> Bool {
+            for (offset, letter) in word.enumerated() {
+                var scalar = lower[start + offset]
+                if choice > 0, let options = Self.leet[scalar] {
+                    scalar = options[choice == 1 ? 0 : options.count - 1]
+                }
+                if scalar != letter { return false }
+            }
+            return true
+        }
+
         /// zxcvbn's count of the ways capitals could be placed in a word of this shape.
         private func capitalVariations(_ start: Int, _ end: Int) -> Double {
-            let slice = original[start..<end]
-            let upper = slice.filter { $0.properties.isUppercase }.count
-            let lowered = slice.filter { $0.properties.isLowercase }.count
+            var upper = 0
+            var lowered = 0
+            for scalar in original[start..<end] {
+                if Self.isUppercase(scalar) {
+                    upper += 1
+                } else if Self.isLowercase(scalar) {
+                    lowered += 1
+                }
+            }
             if upper == 0 { return 1 }
             if lowered == 0 { return 2 }
-            if upper == 1 && (slice.first!.properties.isUppercase || slice.last!.properties.isUppercase) {
+            if upper == 1 && (Self.isUppercase(original[start]) || Self.isUppercase(original[end - 1])) {
                 return 2
             }
             var variations = 0.0
             for chosen in 1...min(upper, lowered) { variations += binomial(upper + lowered, chosen) }
             return max(variations, 2)
+        }
+
+        private static func isUppercase(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.isASCII ? ("A"..."Z").contains(scalar) : scalar.properties.isUppercase
+        }
+
+        private static func isLowercase(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.isASCII ? ("a"..."z").contains(scalar) : scalar.properties.isLowercase
         }
 
         // MARK: Sequences, repetitions, keyboard runs, dates
