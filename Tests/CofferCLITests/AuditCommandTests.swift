@@ -266,10 +266,12 @@ struct AuditCommandTests {
         #expect(clean.outputText.hasPrefix("No weak, reused, old or breached passwords among 2 entries.\n"))
     }
 
-    @Test("weak and reused passwords agree with Debian's pass-audit on the same store")
-    func agreesWithPassAudit() throws {
+    @Test(
+        "weak and reused passwords agree with Debian's pass-audit on the same store",
+        arguments: [UInt64(21), 22])
+    func agreesWithPassAudit(seed: UInt64) throws {
         let audit = try AuditSandbox()
-        let store = try Self.seed(audit, seed: 21)
+        let store = try Self.seed(audit, seed: seed)
         let stub = audit.sandbox.directory + "/stub"
         mkdir(stub, 0o755)
         try TestFiles.write(DifferentialTable.pwnedRangeStub, to: stub + "/requests.py")
