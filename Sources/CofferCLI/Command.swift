@@ -51,6 +51,9 @@ struct Command: Sendable {
     /// The lines below it there, indentation included, when they are not ``help`` indented by eight
     /// spaces.
     var passLines: (@Sendable (Invocation) -> [String])?
+    /// Whether the command reads `--help` itself (`otp --help`, as pass-otp does) instead of the shared
+    /// `COMMAND --help`.
+    var handlesHelp = false
     /// Runs it with the arguments after the command word.
     let run: @Sendable ([String], Invocation) throws -> Void
 
@@ -82,7 +85,7 @@ enum CommandRegistry {
         HelpCommand.command, VersionCommand.command, HistoryCommand.command, RestoreCommand.command,
         SyncCommand.command, CloneCommand.command, FsckCommand.command, MergeDriverCommand.command,
         ExtensionHelperCommand.command, GitCredentialCommand.command,
-        DockerCredentialCommand.command,
+        DockerCredentialCommand.command, OTPCommand.command,
     ]
 
     /// The command called `name` (or by one of its aliases), if there is one.
