@@ -180,6 +180,10 @@ enum OTPCommand {
         if path.isEmpty {
             if let issuer = key.issuer, !issuer.isEmpty { path = issuer + "/" }
             path += key.account
+            // pass-otp would name a file with the bytes `%E9` decodes to; coffer's names are UTF-8 text.
+            if path.contains("\u{FFFD}") {
+                throw Exit.die("Error: the URI's label is not UTF-8 text once decoded; give a pass-name.")
+            }
             try Terminal.confirm("Insert into \(path)?")
         }
         if !parsed.has("force") && FileSystem.exists(invocation.store.entryPath(path)) {

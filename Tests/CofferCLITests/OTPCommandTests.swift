@@ -1,0 +1,160 @@
+import Coffer
+import CofferTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `coffer otp` where the differential table cannot show it: coffer installed as `pass` beside Debian's
+/// pass-otp, failed commits, what coffer does beyond pass-otp 1.2, and the clipboard under Xvfb.
+@Suite("otp")
+struct OTPCommandTests {
+    /// RFC 4226's key as base32.
+    static let rfcSecret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+
+    @Test("A failed commit while an HOTP counter moves on fails the command and prints no code")
+    func failedCommitFails() throws {
+        let installed = try InstalledAsPass(git: true)
+        try installed.insert("bank", "pw\notpauth://hotp/Bank:me?secret=\(Self.rfcSecret)&counter=0\n")
+        let hook = installed.store + "/.git/hooks/pre-commit"
+        try TestFiles.write("#!/bin/sh\necho refused by hook >&2\nexit 1\n", to: hook, mode: 0o755)
+        let failed = try installed.run(["otp", "bank"])
+        #expect(failed.status != 0)
+        #expect(!failed.outputText.contains("287082"), "no code after a failed commit: \(failed.outputText)")
+        #expect(failed.errorText.contains("refused by hook"))
+        #expect(try installed.git(["log", "--format=%s", "-1"]) == "Add given password for bank to store.")
+        // Once git commits again, the next counter's code is printed and committed.
+        unlink(hook)
+        let next = try installed.check(["otp", "bank"])
+        #expect(next.outputText.hasSuffix("\n359152"), "\(next.outputText)")
+        #expect(try installed.git(["log", "--format=%s", "-1"]) == "Increment HOTP counter for bank.")
+        #expect(
+            try installed.decrypted("bank")
+                == "pw\notpauth://hotp/Bank:me?secret=\(Self.rfcSecret)&counter=2\n")
+    }
+
+    @Test("The built-in otp answers before an otp.bash in the user's and the system's extension folders")
+    func builtInBeforeExtensions() throws {
+        let installed = try InstalledAsPass(git: false)
+        let user = installed.store + "/.extensions"
+        let system = installed.sandbox.directory + "/system-extensions"
+        for folder in [user, system] {
+            mkdir(folder, 0o700)
+            try TestFiles.write("echo the extension ran\nexit 7\n", to: folder + "/otp.bash", mode: 0o755)
+        }
+        let environment = [
+            "PASSWORD_STORE_ENABLE_EXTENSIONS": "true", "COFFER_SYSTEM_EXTENSIONS_DIR": system,
+        ]
+        let output = try installed.run(
+            ["otp", "validate", "otpauth://totp/a:b?secret=JB"], environment: environment)
+        #expect(output.status == 0 && output.outputText.isEmpty, "\(output.outputText)\(output.errorText)")
+        #expect(try installed.run(["otp", "version"], environment: environment).outputText == "1.1.1")
+    }
+
+    @Test("Under the name pass, otp --help prints pass-otp's text byte for byte")
+    func helpAsPass() throws {
+        let installed = try InstalledAsPass(git: false)
+        let environment = ["PASSWORD_STORE_CLIP_TIME": "12"]
+        let ours = try installed.check(["otp", "--help"], environment: environment)
+        var variables = installed.environment
+        for (name, value) in environment { variables[name] = value }
+        let theirs = try installed.sandbox.check(["/usr/bin/pass", "otp", "--help"], environment: variables)
+        #expect(ours.standardOutput == theirs.standardOutput)
+        #expect(ours.outputText.contains("cleared in 12 seconds"))
+    }
+
+    @Test("Codes of 9 and 10 digits (oathtool makes 6 to 8); other lengths are refused")
+    func longCodes() throws {
+        let installed = try InstalledAsPass(git: false)
+        // RFC 4226's 31-bit value for counter 1 is 1094287082.
+        for (digits, expected) in [(9, "094287082"), (10, "1094287082")] {
+            try installed.insert(
+                "d\(digits)", "otpauth://hotp/a:b?secret=\(Self.rfcSecret)&counter=0&digits=\(digits)\n")
+            #expect(try installed.check(["otp", "d\(digits)"]).outputText == expected)
+        }
+        for digits in ["5", "11"] {
+            try installed.insert("bad", "otpauth://totp/a:b?secret=\(Self.rfcSecret)&digits=\(digits)\n")
+            let output = try installed.run(["otp", "bad"])
+            #expect(output.status == 1)
+            #expect(
+                output.errorText
+                    == "/usr/bin/oathtool: only digits 6 to 10 are supported\nbad: failed to generate OTP code."
+            )
+        }
+    }
+
+    @Test("An HOTP counter written first among the parameters moves on too")
+    func counterFirst() throws {
+        let installed = try InstalledAsPass(git: true)
+        try installed.insert("first", "otpauth://hotp/a:b?counter=0&secret=\(Self.rfcSecret)\n")
+        #expect(try installed.check(["otp", "first"]).outputText.hasSuffix("287082"))
+        #expect(try installed.check(["otp", "first"]).outputText.hasSuffix("359152"))
+        #expect(try installed.decrypted("first") == "otpauth://hotp/a:b?counter=2&secret=\(Self.rfcSecret)\n")
+    }
+
+    @Test("append keeps a last line without a newline and never rewrites an entry it cannot decrypt")
+    func appendKeepsEverything() throws {
+        let installed = try InstalledAsPass(git: true)
+        try installed.insert("nonl", "pw")
+        let uri = "otpauth://totp/a:b?secret=JBSWY3DPEHPK3PXP\n"
+        try installed.check(["otp", "append", "nonl"], input: uri)
+        #expect(try installed.decrypted("nonl") == "pw\n" + uri)
+        #expect(try installed.git(["log", "--format=%s", "-1"]) == "Append OTP secret for nonl.")
+
+        let garbage = Array("not an OpenPGP message\n".utf8)
+        try TestFiles.write(garbage, to: installed.store + "/broken.gpg", mode: 0o600)
+        let output = try installed.run(["otp", "append", "broken"], input: uri)
+        #expect(output.status != 0)
+        #expect(TestFiles.read(installed.store + "/broken.gpg") == garbage)
+    }
+
+    @Test("A label that decodes to bytes that are not UTF-8 is refused, and nothing is written")
+    func labelNotUTF8() throws {
+        let installed = try InstalledAsPass(git: false)
+        let output = try installed.run(["otp", "insert"], input: "otpauth://totp/Caf%E9:me?secret=JB\n")
+        #expect(output.status == 1)
+        #expect(
+            output.errorText == "Error: the URI's label is not UTF-8 text once decoded; give a pass-name.")
+        let listing = try installed.sandbox.check(["find", installed.store, "-name", "*.gpg"]).outputText
+        #expect(listing.isEmpty)
+        // Named, the same URI is stored.
+        try installed.check(["otp", "insert", "cafe"], input: "otpauth://totp/Caf%E9:me?secret=JB\n")
+        #expect(try installed.decrypted("cafe") == "otpauth://totp/Caf%E9:me?secret=JB\n")
+    }
+
+    @Test("otp -c copies the code pass-otp copies, and otp uri -c the URI, under Xvfb")
+    func clipboard() async throws {
+        let (code, codeCopied, pass, passCopied, uri, uriCopied) = try await BlockingGate.shared.run {
+            let context = try ClipboardTests.Context()
+            let entry = "otpauth://hotp/Example:me?secret=\(Self.rfcSecret)&counter=0&issuer=Example"
+            try context.sandbox.runSetup("ins mine 'pw\\n\(entry)\\n'\nins theirs 'pw\\n\(entry)\\n'\n")
+            let code = try context.coffer(["otp", "-c", "mine"])
+            let codeCopied = try context.selection()
+            // pass with pass-otp, its output into files (the clipboard's helpers may keep a pipe open).
+            let base = context.sandbox.directory + "/pass-code"
+            var pass = try TestProcess.run(
+                [
+                    "sh", "-c", #"exec "$@" >"$0.out" 2>"$0.err""#, base, "/usr/bin/pass", "otp", "-c",
+                    "theirs",
+                ],
+                environment: context.environment(), directory: context.sandbox.home, timeout: 20)
+            pass.standardOutput = TestFiles.read(base + ".out") ?? []
+            pass.standardError = TestFiles.read(base + ".err") ?? []
+            let passCopied = try context.selection()
+            let uri = try context.coffer(["otp", "uri", "-c", "mine"])
+            return (code, codeCopied, pass, passCopied, uri, try context.selection())
+        }
+        #expect(code.status == 0, "\(code.errorText)")
+        #expect(code.outputText == "Copied OTP code for mine to clipboard. Will clear in 3 seconds.\n")
+        #expect(codeCopied == "287082")
+        #expect(pass.status == 0, "\(pass.errorText)")
+        #expect(pass.outputText.replacing("theirs", with: "mine") == code.outputText)
+        #expect(passCopied == codeCopied)
+        #expect(uri.status == 0, "\(uri.errorText)")
+        #expect(uri.outputText == "Copied OTP key URI for mine to clipboard. Will clear in 3 seconds.\n")
+        #expect(uriCopied == "otpauth://hotp/Example:me?secret=\(Self.rfcSecret)&counter=1&issuer=Example")
+    }
+}
