@@ -14,7 +14,7 @@
 
 # Commands offered for the first word.
 _coffer_commands="init ls find grep show insert edit generate rm mv cp git help version"
-_coffer_commands+=" history restore sync clone fsck git-credential docker-credential"
+_coffer_commands+=" history restore sync clone fsck git-credential docker-credential otp"
 
 # The word being completed with the shell's quoting taken off: an opening ' or ", and \ escapes.
 _coffer_unquote() {
@@ -216,6 +216,30 @@ _coffer() {
                 local IFS=$' \t\n'
                 COMPREPLY+=($(compgen -W "store get erase list version" -- "$cur"))
             fi
+            ;;
+        otp)
+            # otp [code] NAME | otp insert|add|append [options] [NAME] | otp uri [options] NAME | otp validate URI
+            if ((COMP_CWORD == 2)); then
+                _coffer_complete_options "--clip -c" && return
+                local IFS=$' \t\n'
+                COMPREPLY+=($(compgen -W "code show insert add append uri validate help version" -- "$cur"))
+                _coffer_complete_entries entries 1
+                return
+            fi
+            case ${COMP_WORDS[2]} in
+                insert | add | append)
+                    case $previous in
+                        -i | --issuer | -a | --account | --issuer= | --account=) ;;
+                        *)
+                            _coffer_complete_options "--force -f --echo -e --secret -s --issuer -i --account -a" ||
+                                _coffer_complete_entries entries
+                            ;;
+                    esac
+                    ;;
+                uri) _coffer_complete_options "--clip -c --qrcode -q" || _coffer_complete_entries entries 1 ;;
+                validate | help | version) ;;
+                *) _coffer_complete_options "--clip -c" || _coffer_complete_entries entries 1 ;;
+            esac
             ;;
         clone)
             case $previous in

@@ -119,6 +119,7 @@ set -l commands \
     fsck 'Check the store and optionally repair it' \
     git-credential 'git credential helper (get, store, erase)' \
     docker-credential 'docker credential helper (store, get, erase, list)' \
+    otp 'One-time codes from otpauth:// URIs (as pass-otp)' \
     help 'Show usage, or the usage of one command' \
     version 'Show the version'
 for index in (seq 1 2 (count $commands))
@@ -197,6 +198,28 @@ complete -c $program -n '__coffer_using fsck' -l fix -d 'Repair what can be repa
 # the credential helpers' actions
 complete -c $program -n '__coffer_using git-credential' -x -a 'get store erase'
 complete -c $program -n '__coffer_using docker-credential' -x -a 'store get erase list version'
+
+# otp [code] NAME, otp insert|add|append [options] [NAME], otp uri [options] NAME, otp validate URI
+function __coffer_otp_subcommand
+    set -l words (commandline -opc)
+    test (count $words) -gt 2; and test $words[2] = otp; and contains -- $words[3] $argv
+end
+set -l otp_subcommands code show insert add append uri validate help version
+complete -c $program -n "__coffer_first_operand '' otp" -a "$otp_subcommands" -d 'otp subcommand'
+complete -c $program -n "__coffer_first_operand '' otp" -a '(__coffer_entries)'
+complete -c $program -n "__coffer_first_operand '' otp" -s c -l clip -d 'Copy the code to the clipboard'
+complete -c $program -n '__coffer_otp_subcommand code show' -s c -l clip -d 'Copy the code to the clipboard'
+complete -c $program -n '__coffer_otp_subcommand code show uri' -a '(__coffer_entries)'
+complete -c $program -n '__coffer_otp_subcommand uri' -s c -l clip -d 'Copy the URI to the clipboard'
+complete -c $program -n '__coffer_otp_subcommand uri' -s q -l qrcode -d 'Show the URI as a QR code'
+complete -c $program -n '__coffer_otp_subcommand insert add append' -s f -l force -d 'Overwrite without asking'
+complete -c $program -n '__coffer_otp_subcommand insert add append' -s e -l echo -d 'Echo the input'
+complete -c $program -n '__coffer_otp_subcommand insert add append' -s s -l secret \
+    -d 'Read the secret instead of a URI'
+complete -c $program -n '__coffer_otp_subcommand insert add append' -s i -l issuer -x -d 'The issuer, with --secret'
+complete -c $program -n '__coffer_otp_subcommand insert add append' -s a -l account -x \
+    -d 'The account, with --secret'
+complete -c $program -n '__coffer_otp_subcommand insert add append' -a '(__coffer_entries)'
 
 # clone URL [--path DIR]
 complete -c $program -n '__coffer_using clone' -l path -r -a '(__fish_complete_directories)' \

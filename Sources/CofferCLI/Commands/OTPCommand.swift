@@ -102,7 +102,7 @@ enum OTPCommand {
         case .totp:
             code = try generate(path, invocation) { try key.code(at: Date()) }
         case .hotp:
-            code = try advance(path, key, invocation)
+            code = try advance(path, text, key, invocation)
         }
         if parsed.has("clip") {
             try Clipboard.copy(SecureBytes(string: code), name: "OTP code for \(path)", invocation)
@@ -113,12 +113,14 @@ enum OTPCommand {
 
     /// Moves an HOTP counter on and saves the entry (re-encrypted, committed with pass-otp's message),
     /// under the store's lock; returns the new counter's code, made with SHA-1 as pass-otp makes it.
-    private static func advance(_ path: String, _ key: OneTimePassword, _ invocation: Invocation) throws
-        -> String
+    private static func advance(
+        _ path: String, _ text: String, _ key: OneTimePassword, _ invocation: Invocation
+    )
+        throws -> String
     {
         let next = key.advanced()
         let code = try generate(path, invocation) {
-            try next.code(counter: UInt64(bitPattern: next.counter ?? 0), algorithm: .sha1)
+            try key.code(counter: UInt64(bitPattern: (key.counter ?? 0) &+ 1), algorithm: .sha1)
         }
         try invocation.makeFolder(for: path)
         _ = try invocation.store.verifiedRecipients(forFolder: Invocation.dirname(path))
@@ -126,8 +128,9 @@ enum OTPCommand {
             try invocation.store.update(path, commitMessage: "Increment HOTP counter for \(path).") {
                 current in
                 // The entry as it is now, under the lock: another writer may have changed it meanwhile.
-                guard let text = current.withUnsafeBytes({ OneTimePassword.uri(in: $0) }), text == key.uri
-                else { throw Exit.die("\(path): the entry changed while its code was made; try again.") }
+                guard current.withUnsafeBytes({ OneTimePassword.uri(in: $0) }) == text else {
+                    throw Exit.die("\(path): the entry changed while its code was made; try again.")
+                }
                 var rewritten = current.withUnsafeBytes { next.replacingURIs(in: $0) }
                 defer { rewritten.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
                 return SecureBytes(rewritten)
