@@ -36,6 +36,32 @@ struct OTPCommandTests {
                 == "pw\notpauth://hotp/Bank:me?secret=\(Self.rfcSecret)&counter=2\n")
     }
 
+    @Test("HOTP runs at the same time each take a counter of their own: no code twice, no counter lost")
+    func concurrentHOTP() throws {
+        let installed = try InstalledAsPass(git: true)
+        try installed.insert("bank", "pw\notpauth://hotp/Bank:me?secret=\(Self.rfcSecret)&counter=0\n")
+        let folder = installed.sandbox.directory
+        try installed.sandbox.check(
+            [
+                "sh", "-c",
+                #"for i in 1 2 3 4 5 6; do "$0" otp bank >"$1/out.$i" 2>"$1/err.$i" & done; wait"#,
+                installed.program, folder,
+            ], environment: installed.environment)
+        var codes: [String] = []
+        for index in 1...6 {
+            let output = String(decoding: TestFiles.read(folder + "/out.\(index)") ?? [], as: UTF8.self)
+            codes.append(output.split(separator: "\n").last.map(String.init) ?? "")
+            #expect(TestFiles.read(folder + "/err.\(index)") == [], "run \(index)")
+        }
+        // RFC 4226's values for counters 1 to 6.
+        #expect(Set(codes) == ["287082", "359152", "969429", "338314", "254676", "287922"])
+        #expect(
+            try installed.decrypted("bank")
+                == "pw\notpauth://hotp/Bank:me?secret=\(Self.rfcSecret)&counter=6\n")
+        let log = try installed.git(["log", "--format=%s"]).split(separator: "\n")
+        #expect(log.filter { $0 == "Increment HOTP counter for bank." }.count == 6)
+    }
+
     @Test("The built-in otp answers before an otp.bash in the user's and the system's extension folders")
     func builtInBeforeExtensions() throws {
         let installed = try InstalledAsPass(git: false)

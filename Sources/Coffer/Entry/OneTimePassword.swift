@@ -40,7 +40,9 @@ public struct OneTimePassword: Sendable, Equatable, CustomStringConvertible, Cus
     }
 
     /// Why a URI is not a one-time password key, with the URI as read (`` ` `` and `"` percent-encoded).
-    public enum ParseError: Error, Sendable, Equatable {
+    ///
+    /// The URI may hold the secret: `description` leaves it out.
+    public enum ParseError: Error, Sendable, Equatable, CustomStringConvertible {
         /// It is not of the form `otpauth://TYPE[/LABEL]?PARAMETERS`.
         case unparsable(uri: String)
         /// Its label names no account.
@@ -49,6 +51,16 @@ public struct OneTimePassword: Sendable, Equatable, CustomStringConvertible, Cus
         case missingSecret(uri: String)
         /// It is an HOTP URI without a decimal `counter`.
         case missingCounter(uri: String)
+
+        /// What is wrong, without the URI.
+        public var description: String {
+            switch self {
+            case .unparsable: return "not an otpauth://totp or otpauth://hotp URI"
+            case .missingAccount: return "the otpauth URI names no account"
+            case .missingSecret: return "the otpauth URI has no secret"
+            case .missingCounter: return "the otpauth://hotp URI has no decimal counter"
+            }
+        }
     }
 
     /// Why no code can be made from a key, with the value at fault as written in the URI.

@@ -102,7 +102,7 @@ enum OTPCommand {
         case .totp:
             code = try generate(path, invocation) { try key.code(at: Date()) }
         case .hotp:
-            code = try advance(path, text, key, invocation)
+            code = try advance(path, key, invocation)
         }
         if parsed.has("clip") {
             try Clipboard.copy(SecureBytes(string: code), name: "OTP code for \(path)", invocation)
@@ -113,25 +113,31 @@ enum OTPCommand {
 
     /// Moves an HOTP counter on and saves the entry (re-encrypted, committed with pass-otp's message),
     /// under the store's lock; returns the new counter's code, made with SHA-1 as pass-otp makes it.
-    private static func advance(
-        _ path: String, _ text: String, _ key: OneTimePassword, _ invocation: Invocation
-    )
-        throws -> String
+    ///
+    /// The entry is read again under the lock, so that runs at the same time each use a counter of their
+    /// own and none is lost.
+    private static func advance(_ path: String, _ key: OneTimePassword, _ invocation: Invocation) throws
+        -> String
     {
-        let next = key.advanced()
-        let code = try generate(path, invocation) {
-            try key.code(counter: UInt64(bitPattern: (key.counter ?? 0) &+ 1), algorithm: .sha1)
-        }
+        // What cannot make a code is reported first, as pass-otp reports it before writing anything.
+        _ = try generate(path, invocation) { try key.code(counter: 0, algorithm: .sha1) }
         try invocation.makeFolder(for: path)
         _ = try invocation.store.verifiedRecipients(forFolder: Invocation.dirname(path))
+        var code = ""
         try encrypt(path, invocation) {
             try invocation.store.update(path, commitMessage: "Increment HOTP counter for \(path).") {
                 current in
-                // The entry as it is now, under the lock: another writer may have changed it meanwhile.
-                guard current.withUnsafeBytes({ OneTimePassword.uri(in: $0) }) == text else {
+                guard let text = current.withUnsafeBytes({ OneTimePassword.uri(in: $0) }) else {
+                    throw Exit.die("\(path): OTP secret not found.")
+                }
+                let key = try parse(text)
+                guard key.kind == .hotp else {
                     throw Exit.die("\(path): the entry changed while its code was made; try again.")
                 }
-                var rewritten = current.withUnsafeBytes { next.replacingURIs(in: $0) }
+                code = try generate(path, invocation) {
+                    try key.code(counter: UInt64(bitPattern: (key.counter ?? 0) &+ 1), algorithm: .sha1)
+                }
+                var rewritten = current.withUnsafeBytes { key.advanced().replacingURIs(in: $0) }
                 defer { rewritten.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
                 return SecureBytes(rewritten)
             }
