@@ -116,6 +116,9 @@ extension DifferentialTable {
         make(
             "otp.insert-quotes", otpStore, ["otp", "insert", "x"],
             input: .pipe("otpauth://totp/a`b:c\"d?secret=JB\n")),
+        make(
+            "otp.insert-unicode-name", otpStore, ["otp", "insert", "wéb/ünï çødé"], input: .pipe(uri),
+            locales: both),
         make("otp.insert-sneaky", otpStore, ["otp", "insert", "../x"], input: .pipe(uri)),
         make("otp.insert-bad-option", otpStore, ["otp", "insert", "-z", "x"], input: .pipe(uri)),
         make("otp.insert-no-git", basic, ["otp", "insert", "deep/er/token"], input: .pipe(uri)),

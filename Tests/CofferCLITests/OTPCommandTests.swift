@@ -62,6 +62,24 @@ struct OTPCommandTests {
         #expect(log.filter { $0 == "Increment HOTP counter for bank." }.count == 6)
     }
 
+    @Test("A folder whose .gpg-id names a key not in the keyring: nothing written, no code, status 1")
+    func missingRecipientKey() throws {
+        let installed = try InstalledAsPass(git: true)
+        try installed.insert("team/bank", "pw\notpauth://hotp/Bank:me?secret=\(Self.rfcSecret)&counter=0\n")
+        let before = TestFiles.read(installed.store + "/team/bank.gpg")
+        try TestFiles.write("nobody@nowhere.test\n", to: installed.store + "/team/.gpg-id", mode: 0o600)
+        let code = try installed.run(["otp", "team/bank"])
+        #expect(code.status == 1)
+        #expect(!code.outputText.contains("287082"), "\(code.outputText)")
+        #expect(code.errorText.hasSuffix("OTP secret encryption aborted."), "\(code.errorText)")
+        #expect(TestFiles.read(installed.store + "/team/bank.gpg") == before)
+        let insert = try installed.run(
+            ["otp", "insert", "team/new"], input: "otpauth://totp/a:b?secret=JB\n")
+        #expect(insert.status == 1)
+        #expect(insert.errorText.hasSuffix("OTP secret encryption aborted."), "\(insert.errorText)")
+        #expect(!TestFiles.exists(installed.store + "/team/new.gpg"))
+    }
+
     @Test("The built-in otp answers before an otp.bash in the user's and the system's extension folders")
     func builtInBeforeExtensions() throws {
         let installed = try InstalledAsPass(git: false)
