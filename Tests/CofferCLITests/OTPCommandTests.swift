@@ -26,14 +26,21 @@ struct OTPCommandTests {
         #expect(!failed.outputText.contains("287082"), "no code after a failed commit: \(failed.outputText)")
         #expect(failed.errorText.contains("refused by hook"))
         #expect(try installed.git(["log", "--format=%s", "-1"]) == "Add given password for bank to store.")
+        // insert and append too.
+        let uri = "otpauth://totp/a:b?secret=JBSWY3DPEHPK3PXP\n"
+        #expect(try installed.run(["otp", "insert", "new"], input: uri).status != 0)
+        #expect(try installed.run(["otp", "append", "-f", "bank"], input: uri).status != 0)
+        #expect(try installed.git(["log", "--format=%s", "-1"]) == "Add given password for bank to store.")
+        // The entry as committed (the failed runs left their writes uncommitted).
+        try installed.git(["checkout", "--", "bank.gpg"])
         // Once git commits again, the next counter's code is printed and committed.
         unlink(hook)
         let next = try installed.check(["otp", "bank"])
-        #expect(next.outputText.hasSuffix("\n359152"), "\(next.outputText)")
+        #expect(next.outputText.hasSuffix("\n287082"), "\(next.outputText)")
         #expect(try installed.git(["log", "--format=%s", "-1"]) == "Increment HOTP counter for bank.")
         #expect(
             try installed.decrypted("bank")
-                == "pw\notpauth://hotp/Bank:me?secret=\(Self.rfcSecret)&counter=2\n")
+                == "pw\notpauth://hotp/Bank:me?secret=\(Self.rfcSecret)&counter=1\n")
     }
 
     @Test("HOTP runs at the same time each take a counter of their own: no code twice, no counter lost")
