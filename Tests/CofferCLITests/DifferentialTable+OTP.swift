@@ -119,6 +119,18 @@ extension DifferentialTable {
         make(
             "otp.insert-unicode-name", otpStore, ["otp", "insert", "wéb/ünï çødé"], input: .pipe(uri),
             locales: both),
+        make("otp.insert-beside-folder", otpStore, ["otp", "insert", "email"], input: .pipe(uri)),
+        make(
+            "otp.insert-abbreviated-options", otpStore,
+            ["otp", "insert", "--sec", "--iss=Org", "--acc", "me", "x"],
+            input: .pipe("JBSWY3DPEHPK3PXP\n")),
+        make("otp.insert-option-without-value", otpStore, ["otp", "insert", "-s", "-i"], input: .pipe(uri)),
+        make(
+            "otp.append-indented-uri-is-appended", otpStore, ["otp", "append", "indented"], input: .pipe(uri)),
+        make("otp.code-clip-with-value", otpStore, ["otp", "--clip=2", "totp"]),
+        make("otp.code-folder", otpStore, ["otp", "email"]),
+        clocked(
+            make("otp.code-after-double-dash", otpStore, ["otp", "--", "totp"], environment: fixedClock)),
         make("otp.insert-sneaky", otpStore, ["otp", "insert", "../x"], input: .pipe(uri)),
         make("otp.insert-bad-option", otpStore, ["otp", "insert", "-z", "x"], input: .pipe(uri)),
         make("otp.insert-no-git", basic, ["otp", "insert", "deep/er/token"], input: .pipe(uri)),
