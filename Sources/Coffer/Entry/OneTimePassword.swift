@@ -39,7 +39,7 @@ public struct OneTimePassword: Sendable, Equatable, CustomStringConvertible, Cus
         case sha512 = "SHA512"
     }
 
-    /// Why a URI is not a one-time password key, with the URI as read (`` ` `` and `"` percent-encoded).
+    /// Why a URI is not a one-time password key, with the URI as read (backquotes and double quotes percent-encoded).
     ///
     /// The URI may hold the secret: `description` leaves it out.
     public enum ParseError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -75,7 +75,7 @@ public struct OneTimePassword: Sendable, Equatable, CustomStringConvertible, Cus
         case invalidPeriod(String)
     }
 
-    /// The URI as read, with `` ` `` and `"` percent-encoded (as pass-otp keeps it).
+    /// The URI as read, with backquotes and double quotes percent-encoded (as pass-otp keeps it).
     public let uri: String
     /// TOTP or HOTP.
     public let kind: Kind
