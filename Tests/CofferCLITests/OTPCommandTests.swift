@@ -43,6 +43,78 @@ struct OTPCommandTests {
                 == "pw\notpauth://hotp/Bank:me?secret=\(Self.rfcSecret)&counter=1\n")
     }
 
+    @Test(
+        "Seeded sequences of otp insert, append, code and uri keep every entry and counter right",
+        arguments: [UInt64(13), 1226])
+    func seededSequences(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        let installed = try InstalledAsPass(git: true)
+        /// The model: each entry's text before its URI, and its URI.
+        var entries: [String: (head: String, uri: String)] = [:]
+        func randomURI() -> String {
+            let bytes = (0..<(10 + random.below(30))).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let secret = base32Encoded(bytes)
+            let counter = random.below(1_000_000)
+            let digits = random.pick([6, 7, 8])
+            let extra = random.chance(0.3) ? "&algorithm=SHA256" : ""
+            return
+                "otpauth://hotp/Issuer\(random.below(9)):user?secret=\(secret)&counter=\(counter)&digits=\(digits)\(extra)"
+        }
+        let names = ["plain", "web/site", "deep/er/ünï", "with space"]
+        for step in 0..<24 {
+            let name = random.pick(names)
+            let label = "seed \(seed) step \(step) \(name)"
+            switch (entries[name], random.below(4)) {
+            case (nil, 0), (nil, 1):
+                // A password entry first, then its URI appended below it.
+                let head = "pw-\(step)\nlogin: user \(step)\n"
+                try installed.insert(name, head)
+                let uri = randomURI()
+                try installed.check(["otp", "append", name], input: uri + "\n")
+                entries[name] = (head, uri)
+                #expect(
+                    try installed.git(["log", "--format=%s", "-1"]) == "Append OTP secret for \(name).",
+                    "\(label)")
+            case (nil, _), (_, 0):
+                let uri = randomURI()
+                try installed.check(["otp", "insert", "-f", name], input: uri + "\n")
+                entries[name] = ("", uri)
+                #expect(
+                    try installed.git(["log", "--format=%s", "-1"]) == "Add OTP secret for \(name) to store.",
+                    "\(label)")
+            case (let entry?, 1):
+                let uri = randomURI()
+                try installed.check(["otp", "append", name], input: uri + "\n")
+                entries[name] = (entry.head, uri)
+                #expect(
+                    try installed.git(["log", "--format=%s", "-1"]) == "Replace OTP secret for \(name).",
+                    "\(label)")
+            case (let entry?, 2):
+                #expect(try installed.check(["otp", "uri", name]).outputText == entry.uri, "\(label)")
+            case (let entry?, _):
+                let key = try OneTimePassword(uri: entry.uri)
+                let counter = try #require(key.counter) + 1
+                let digits = try key.digits
+                // pass-otp makes HOTP codes with SHA-1 whatever the URI says; so does coffer otp.
+                let expected = try installed.sandbox.check([
+                    "oathtool", "-b", "--hotp", "--counter=\(counter)", "--digits=\(digits)", key.secret,
+                ]).outputText
+                let output = try installed.check(["otp", name]).outputText
+                #expect(output.split(separator: "\n").last.map(String.init) == expected, "\(label)")
+                entries[name] = (entry.head, key.advanced().uri)
+                #expect(
+                    try installed.git(["log", "--format=%s", "-1"]) == "Increment HOTP counter for \(name).",
+                    "\(label)")
+            }
+            for (entryName, entry) in entries {
+                #expect(
+                    try installed.decrypted(entryName) == entry.head + entry.uri + "\n",
+                    "\(label): \(entryName)")
+            }
+            #expect(try installed.git(["status", "--porcelain"]).isEmpty, "\(label)")
+        }
+    }
+
     @Test("HOTP runs at the same time each take a counter of their own: no code twice, no counter lost")
     func concurrentHOTP() throws {
         let installed = try InstalledAsPass(git: true)

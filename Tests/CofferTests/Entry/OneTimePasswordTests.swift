@@ -15,24 +15,6 @@ import Testing
 struct OneTimePasswordTests {
     // MARK: - Helpers
 
-    /// RFC 4648 base32 without padding.
-    static func base32(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
-        var result = ""
-        var buffer = 0
-        var bits = 0
-        for byte in bytes {
-            buffer = buffer << 8 | Int(byte)
-            bits += 8
-            while bits >= 5 {
-                result.append(alphabet[(buffer >> (bits - 5)) & 31])
-                bits -= 5
-            }
-        }
-        if bits > 0 { result.append(alphabet[(buffer << (5 - bits)) & 31]) }
-        return result
-    }
-
     /// What oathtool prints (its code), or `nil` when it fails.
     static func oathtool(_ arguments: [String]) throws -> String? {
         let output = try ChildProcess(
@@ -67,7 +49,7 @@ struct OneTimePasswordTests {
 
     @Test("RFC 4226 appendix D: HOTP values for counters 0 to 9, as oathtool gives them")
     func rfc4226() throws {
-        let secret = Self.base32(Array(Self.rfcKeys.sha1.utf8))
+        let secret = base32Encoded(Array(Self.rfcKeys.sha1.utf8))
         let expected = [
             "755224", "287082", "359152", "969429", "338314", "254676", "287922", "162583", "399871",
             "520489",
@@ -97,7 +79,7 @@ struct OneTimePasswordTests {
         ]
         for row in rows {
             for (index, (algorithm, ascii)) in keys.enumerated() {
-                let secret = Self.base32(Array(ascii.utf8))
+                let secret = base32Encoded(Array(ascii.utf8))
                 let key = try OneTimePassword(
                     uri: "otpauth://totp/RFC:6238?secret=\(secret)&algorithm=\(algorithm)&digits=8&period=30")
                 let expected = [row.sha1, row.sha256, row.sha512][index]
@@ -118,7 +100,7 @@ struct OneTimePasswordTests {
         var random = SeededRandom(seed: seed)
         for round in 0..<25 {
             let bytes = (0..<(1 + random.below(64))).map { _ in UInt8.random(in: 0...255, using: &random) }
-            var secret = Self.base32(bytes)
+            var secret = base32Encoded(bytes)
             // Spellings oathtool accepts: lower case, spaces, the padding of the last group.
             if random.chance(0.3) { secret = secret.lowercased() }
             if random.chance(0.2) {
@@ -168,7 +150,7 @@ struct OneTimePasswordTests {
 
     @Test("9 and 10 digits end with oathtool's 8 digits (oathtool makes no more)")
     func nineAndTenDigits() throws {
-        let secret = Self.base32(Array(Self.rfcKeys.sha1.utf8))
+        let secret = base32Encoded(Array(Self.rfcKeys.sha1.utf8))
         for counter in [UInt64(0), 1, 77, 1 << 40] {
             let eight = try #require(
                 try Self.oathtoolCode(secret: secret, counter: counter, algorithm: "sha1", digits: 8))
