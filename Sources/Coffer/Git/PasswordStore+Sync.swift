@@ -22,6 +22,8 @@ public struct SyncReport: Sendable, Equatable {
     public var noRemote = false
     /// Whether local commits were pushed.
     public var pushed = false
+    /// How many recipients' public keys that arrived in `.public-keys` were imported into the keyring.
+    public var importedKeys = 0
 
     /// Creates an empty report.
     public init() {}
@@ -144,7 +146,11 @@ extension PasswordStore {
                 }
             }
             let after = try repository.run(["rev-parse", "HEAD"]).outputText
-            if before != after { try describeChanges(repository, from: before, to: after, report: &report) }
+            if before != after {
+                try describeChanges(repository, from: before, to: after, report: &report)
+                // Recipients' public keys that arrived with the remote's commits.
+                report.importedKeys = (try? importKeptPublicKeys()) ?? 0
+            }
             return report
         }
     }
@@ -273,7 +279,22 @@ extension PasswordStore {
             throw CofferError(.git, "git clone failed: \(output.errorText.split(separator: "\n").last ?? "")")
         }
         let repository = try rootRepository()
+        // A remote whose HEAD names a branch it does not have (a bare repository made with another default
+        // branch than the one pushed) leaves the clone on no commit: take its branch, main first.
+        if repository.resolve("HEAD") == nil {
+            let branches = try repository.run([
+                "for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin",
+            ])
+            .outputText.split(separator: "\n").map(String.init).filter { $0 != "HEAD" }
+            if let branch = ["main", "master"].first(where: branches.contains)
+                ?? (branches.count == 1 ? branches[0] : nil)
+            {
+                try repository.run(["checkout", "--quiet", "-B", branch, "--track", "origin/" + branch])
+            }
+        }
         if let mergeDriver { try repository.installMergeDriver(executable: mergeDriver) }
+        // The recipients' public keys the store keeps, for adding and checking recipients.
+        _ = try? importKeptPublicKeys()
         // A clone without a root .gpg-id has no recipients to check.
         guard gpgIDFile(forFolder: "") != nil || configuration.keyOverride != nil else { return [] }
         let ids = try recipients(forFolder: "").ids

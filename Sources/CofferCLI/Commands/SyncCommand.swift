@@ -41,6 +41,11 @@ enum SyncCommand {
         for name in report.reencrypted {
             standardOutput.line("Reencrypted \(name) for the recipients of its folder")
         }
+        if report.importedKeys > 0 {
+            standardOutput.line(
+                "Imported \(report.importedKeys) recipient key\(report.importedKeys == 1 ? "" : "s") from .public-keys"
+            )
+        }
         for name in report.conflicts {
             standardError.line(
                 "Conflict in \(name): both sides changed the same field; "
