@@ -126,9 +126,11 @@ struct TeamSetupTests {
         #expect(joined.outputText.contains("recipients add \(bobKey)"))
         #expect(try bob.run(["show", "web/mail"]).status != 0)
 
-        // Alice takes his key from the store, adds him, and pushes.
+        // Alice's sync brings his key file but does not take it in: no .gpg-id names him yet.
         let synced = try alice.check(["sync"])
-        #expect(synced.outputText.contains("Imported 1 recipient key"))
+        #expect(!synced.outputText.contains("Imported"))
+        #expect(try alice.tool(["gpg", "--batch", "--list-keys", bobKey]).status != 0)
+        // Naming him takes his key from the store; she adds him and pushes.
         let added = try alice.check(["recipients", "add", bobKey])
         #expect(added.outputText.contains("2 entries re-encrypted"))
         #expect(
@@ -148,6 +150,80 @@ struct TeamSetupTests {
         try alice.check(["sync"])
         #expect(try alice.check(["show", "team/from bob"]).outputText == "bob's secret")
         #expect(try alice.tool(["/usr/bin/pass", "show", "team/from bob"]).outputText == "bob's secret")
+    }
+
+    @Test("recipients add whose commit fails puts every file back and exits non-zero")
+    func failedCommitPutsBack() throws {
+        let installed = try InstalledAsPass(git: true)
+        let keys = installed.sandbox.keys
+        try installed.insert("team/a", "secret a\n")
+        try installed.insert("web/b", "secret b\n")
+        func snapshot() throws -> [String: [UInt8]] {
+            var files: [String: [UInt8]] = [:]
+            for name in [".gpg-id", "team/a.gpg", "web/b.gpg"] {
+                files[name] = try installed.sandbox.read(installed.store + "/" + name)
+            }
+            return files
+        }
+        let before = try snapshot()
+        let head = try installed.git(["rev-parse", "HEAD"])
+        try "#!/bin/sh\nexit 1\n".write(toFile: installed.store + "/.git/hooks/pre-commit")
+        chmod(installed.store + "/.git/hooks/pre-commit", 0o755)
+        let failed = try installed.run(["recipients", "add", keys[1].fingerprint])
+        #expect(failed.status != 0)
+        #expect(try snapshot() == before)
+        #expect(!FileSystem.exists(installed.store + "/.public-keys/" + keys[1].fingerprint))
+        #expect(try installed.git(["rev-parse", "HEAD"]) == head)
+        #expect(try installed.uncommitted().isEmpty)
+        unlink(installed.store + "/.git/hooks/pre-commit")
+        try installed.check(["recipients", "add", keys[1].fingerprint])
+        // init, git init, two inserts, the recipients change.
+        #expect(try installed.commitCount() == 5)
+    }
+
+    @Test("sync imports a kept key only when a .gpg-id names it and the file holds that key alone")
+    func keptKeysImportedWithCare() throws {
+        let clones = try SyncClones(entries: [("web/a", "a\n"), ("team/b", "b\n")])
+        let keys = clones.sandbox.keys
+        let other = try Person(clones.installed, "other")
+        defer { other.stopAgent() }
+        // The other clone's keyring holds keys[0] only.
+        try clones.sandbox.check(["rm", "-rf", other.home + "/.gnupg", other.store])
+        try clones.sandbox.check(["cp", "-a", clones.sandbox.gnupgHome, other.home + "/.gnupg"])
+        for key in keys.dropFirst() {
+            _ = try other.tool([
+                "gpg", "--batch", "--yes", "--delete-secret-and-public-keys", key.fingerprint,
+            ])
+        }
+        try clones.sandbox.check(["cp", "-a", clones.two, other.store])
+        func export(_ fingerprints: [String]) throws -> String {
+            try clones.sandbox.check(["gpg", "--batch", "--armor", "--export"] + fingerprints).outputText
+                + "\n"
+        }
+        // keys[1]'s file holds keys[2] too; keys[2]'s file is right, but no .gpg-id names keys[2].
+        let folder = clones.one + "/.public-keys"
+        mkdir(folder, 0o700)
+        try export([keys[1].fingerprint, keys[2].fingerprint]).write(
+            toFile: folder + "/" + keys[1].fingerprint)
+        try export([keys[2].fingerprint]).write(toFile: folder + "/" + keys[2].fingerprint)
+        try "\(keys[0].fingerprint)\n\(keys[1].fingerprint)\n".write(toFile: clones.one + "/team/.gpg-id")
+        try clones.git(clones.one, ["add", "-A"])
+        try clones.git(clones.one, ["commit", "-q", "-m", "keys"])
+        try clones.git(clones.one, ["push", "-q"])
+        let pulled = try other.run(["sync"])
+        #expect(!pulled.outputText.contains("Imported"))
+        for key in keys.dropFirst() {
+            #expect(try other.tool(["gpg", "--batch", "--list-keys", key.fingerprint]).status != 0)
+        }
+        // A right file for a key team/.gpg-id names is taken in.
+        try export([keys[1].fingerprint]).write(toFile: folder + "/" + keys[1].fingerprint)
+        try clones.git(clones.one, ["commit", "-q", "-a", "-m", "right key"])
+        try clones.git(clones.one, ["push", "-q"])
+        let fixed = try other.run(["sync"])
+        #expect(
+            fixed.outputText.contains("Imported 1 recipient key"), "\(fixed.outputText) \(fixed.errorText)")
+        #expect(try other.tool(["gpg", "--batch", "--list-keys", keys[1].fingerprint]).status == 0)
+        #expect(try other.tool(["gpg", "--batch", "--list-keys", keys[2].fingerprint]).status != 0)
     }
 
     @Test(
@@ -244,7 +320,11 @@ struct TeamSetupTests {
             installed.store + "/team/.gpg-id",
         ])
         #expect(verified.status == 0)
-        #expect(try installed.git(["show", "--name-only", "--format=", "HEAD"]).contains("team/.gpg-id.sig"))
+        let removedFiles = try installed.git(["show", "--name-only", "--format=", "HEAD"])
+        #expect(removedFiles.contains("team/.gpg-id.sig"))
+        // No .gpg-id names keys[1] any more: its kept key goes in the same commit.
+        #expect(removedFiles.contains(".public-keys/" + keys[1].fingerprint))
+        #expect(!FileSystem.exists(installed.store + "/.public-keys/" + keys[1].fingerprint))
         #expect(try installed.check(["show", "team/new"], environment: signing).outputText == "new secret")
 
         // Refusals change nothing.

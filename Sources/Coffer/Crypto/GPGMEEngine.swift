@@ -680,6 +680,25 @@ extension GPGMEEngine {
         return bytes
     }
 
+    /// The primary fingerprints of the keys in `keys` (armored or binary), read without importing them.
+    package func fingerprints(inKeyData keys: [UInt8]) throws -> [String] {
+        let context = try Context(options: options)
+        return try keys.withUnsafeBytes { bytes in
+            let input = try DataBuffer(borrowing: bytes)
+            try check(
+                gpgme_op_keylist_from_data_start(context.handle, input.handle, 0), "cannot read the keys")
+            defer { gpgme_op_keylist_end(context.handle) }
+            var found: [String] = []
+            var key: gpgme_key_t?
+            while gpgme_op_keylist_next(context.handle, &key) == 0, let current = key {
+                if let fingerprint = current.pointee.fpr { found.append(String(cString: fingerprint)) }
+                gpgme_key_unref(current)
+                key = nil
+            }
+            return found
+        }
+    }
+
     /// Imports public keys (armored or binary) into the keyring; returns the fingerprints gpg took in
     /// (new or changed).
     @discardableResult

@@ -66,8 +66,11 @@ extension PasswordStore {
             var lines = GPGIDFile.parse(try FileSystem.readFile(current))
             var summary: [String] = []
             // Removals: every line that stands for one of the keys, or is written as asked.
+            var removedFingerprints: Set<String> = []
             for key in removed {
                 let fingerprints = Set(try keys.keys(matching: [key], secretOnly: false).map(\.fingerprint))
+                removedFingerprints.formUnion(fingerprints)
+                if Self.isFullFingerprint(key.uppercased()) { removedFingerprints.insert(key.uppercased()) }
                 let before = lines.count
                 lines.removeAll { line in
                     line == key
@@ -85,7 +88,7 @@ extension PasswordStore {
             var publicKeys: [(file: String, bytes: [UInt8])] = []
             for key in added {
                 var matching = try keys.keys(matching: [key], secretOnly: false)
-                if matching.isEmpty, try importKeptPublicKeys(keys) > 0 {
+                if matching.isEmpty, try importKeptPublicKeys(keys, wanted: key) > 0 {
                     matching = try keys.keys(matching: [key], secretOnly: false)
                 }
                 guard matching.count == 1, let found = matching.first else {
@@ -116,8 +119,22 @@ extension PasswordStore {
             guard !lines.isEmpty else {
                 throw CofferError(.invalidArgument, "no recipient would be left; add another one first")
             }
+            // A removed recipient's kept key goes too, unless another folder (or this one) still names it.
+            var stillNamed = lines
+            for line in try recipientLinesOfEveryFolder(except: gpgID) where !stillNamed.contains(line) {
+                stillNamed.append(line)
+            }
+            let stillNamedFingerprints = Set(
+                stillNamed.flatMap { line in
+                    (try? keys.keys(matching: [line], secretOnly: false).map(\.fingerprint)) ?? []
+                })
+            let dropped = removedFingerprints.filter { fingerprint in
+                !stillNamedFingerprints.contains(fingerprint)
+                    && !stillNamed.contains { Self.names($0, fingerprint: fingerprint) }
+                    && FileSystem.isFile(root + "/" + Self.publicKeysFolder + "/" + fingerprint)
+            }.map { root + "/" + Self.publicKeysFolder + "/" + $0 }
             try replaceRecipients(
-                lines, in: folder, publicKeys: publicKeys,
+                lines, in: folder, publicKeys: publicKeys, droppedKeys: dropped.sorted(),
                 message: (added.isEmpty
                     ? "Remove recipient " : removed.isEmpty ? "Add recipient " : "Change recipients: ")
                     + summary.joined(separator: ", ") + (name.isEmpty ? "." : " of \(name)."),
@@ -125,24 +142,52 @@ extension PasswordStore {
         }
     }
 
-    /// Imports every key of ``publicKeysFolder`` that the keyring lacks; returns how many it took in.
+    /// Imports the keys of ``publicKeysFolder`` that the keyring lacks and that some `.gpg-id` of the
+    /// store names by fingerprint or key id (or, with `wanted`, that `wanted` names so), and certifies
+    /// them locally so that this clone can encrypt to them; returns how many it took in. A key file is
+    /// taken only for the key it is named after: one that holds another key, or more, is refused.
     @discardableResult
-    package func importKeptPublicKeys(_ keys: GPGMEEngine? = nil) throws -> Int {
+    package func importKeptPublicKeys(_ keys: GPGMEEngine? = nil, wanted: String? = nil) throws -> Int {
         guard let keys = keys ?? engine as? GPGMEEngine else { return 0 }
         let folder = root + "/" + Self.publicKeysFolder
         guard FileSystem.isDirectory(folder) else { return 0 }
+        let named = try wanted.map { [$0] } ?? recipientLinesOfEveryFolder()
         var imported = 0
         for name in try FileSystem.contents(of: folder) where Self.isFullFingerprint(name) {
+            guard named.contains(where: { Self.names($0, fingerprint: name) }) else { continue }
             guard try keys.keys(matching: [name], secretOnly: false).isEmpty else { continue }
-            guard let bytes = try? FileSystem.readFile(folder + "/" + name) else { continue }
-            // Only the key the file is named after counts; anything else in it is refused.
+            guard let bytes = try? FileSystem.readFile(folder + "/" + name),
+                (try? keys.fingerprints(inKeyData: bytes)) == [name]
+            else { continue }
             guard try keys.importKeys(bytes).contains(name) else { continue }
             imported += 1
-            // The key came with the store, as its recipients keep it: gpg is told to take it as valid,
-            // so that this clone can encrypt to them too.
+            // The store's own recipients keep the key there: gpg is told to take it as valid.
             try? keys.makeUsableForEncryption(name)
         }
         return imported
+    }
+
+    /// Whether a `.gpg-id` line (or a key given to `recipients add`) names `fingerprint` itself: the
+    /// fingerprint, or its long or short key id, with or without `0x`.
+    static func names(_ line: String, fingerprint: String) -> Bool {
+        var text = line.uppercased()
+        if text.hasPrefix("0X") { text.removeFirst(2) }
+        return text.count >= 8 && text.utf8.allSatisfy { (48...57).contains($0) || (65...70).contains($0) }
+            && fingerprint.hasSuffix(text)
+    }
+
+    /// Every line of every `.gpg-id` in the store.
+    func recipientLinesOfEveryFolder(except skipped: String? = nil) throws -> [String] {
+        var lines: [String] = []
+        try FileTree.walk(root) { path, item in
+            if item.isFile, item.nameString == ".gpg-id", path != skipped,
+                let bytes = try? FileSystem.readFile(path)
+            {
+                lines += GPGIDFile.parse(bytes)
+            }
+            return item.isFolder && item.name.first != UInt8(ascii: ".")
+        }
+        return lines
     }
 
     private func describe(_ id: String) throws -> Recipient {
@@ -157,18 +202,19 @@ extension PasswordStore {
     }
 
     /// Writes `.gpg-id` (and its signature) and the public keys, re-encrypts what the new recipients need,
-    /// and commits everything once; on a failure before the commit, every file is put back.
+    /// and commits everything once; when any step fails, the commit included, every file is put back as
+    /// it was (a failed commit leaves nothing staged).
     private func replaceRecipients(
-        _ lines: [String], in folder: String, publicKeys: [(file: String, bytes: [UInt8])], message: String,
-        onEvent: (StoreEvent) -> Void
+        _ lines: [String], in folder: String, publicKeys: [(file: String, bytes: [UInt8])],
+        droppedKeys: [String],
+        message: String, onEvent: (StoreEvent) -> Void
     ) throws {
         let gpgID = folder + "/.gpg-id"
         var originals: [(String, [UInt8]?)] = []
-        for file in [gpgID, gpgID + ".sig"] + publicKeys.map(\.file) {
+        for file in [gpgID, gpgID + ".sig"] + publicKeys.map(\.file) + droppedKeys {
             originals.append((file, FileSystem.isFile(file) ? try FileSystem.readFile(file) : nil))
         }
         var written = [gpgID]
-        let plan: ReencryptionPlan
         do {
             try FileSystem.atomicWrite(
                 gpgID, bytes: Array(lines.map { $0 + "\n" }.joined().utf8), mode: configuration.fileMode)
@@ -181,7 +227,17 @@ extension PasswordStore {
                 try FileSystem.atomicWrite(key.file, bytes: key.bytes, mode: configuration.fileMode)
                 written.append(key.file)
             }
-            plan = try planReencryption(at: folder)
+            for file in droppedKeys {
+                unlink(file)
+                written.append(file)
+            }
+            let plan = try planReencryption(at: folder)
+            // The ciphertexts being replaced, to put back if the rest fails (they are not secret).
+            for job in plan.jobs {
+                originals.append((job.destination, try FileSystem.readFile(job.destination)))
+            }
+            try write(plan, onEvent: onEvent)
+            try commit(written + plan.jobs.map(\.destination), message)
         } catch {
             for (file, bytes) in originals {
                 if let bytes {
@@ -192,7 +248,5 @@ extension PasswordStore {
             }
             throw error
         }
-        try write(plan, onEvent: onEvent)
-        try commit(written + plan.jobs.map(\.destination), message)
     }
 }
