@@ -181,6 +181,124 @@ struct TeamSetupTests {
         #expect(try installed.commitCount() == 5)
     }
 
+    /// Makes a key `Name <address>` with an encryption subkey in the sandbox's keyring; returns its fingerprint.
+    private static func makeKey(
+        _ installed: InstalledAsPass, _ userID: String, subkeyExpiry: String = "never"
+    ) throws
+        -> String
+    {
+        let sandbox = installed.sandbox
+        try sandbox.check([
+            "gpg", "--batch", "--passphrase", "", "--quick-gen-key", userID, "ed25519", "cert,sign", "never",
+        ])
+        let listing = try sandbox.check(["gpg", "--batch", "--with-colons", "--list-keys", "=" + userID])
+            .outputText
+        guard let line = listing.split(separator: "\n").first(where: { $0.hasPrefix("fpr:") }) else {
+            throw SandboxError("no key for \(userID)")
+        }
+        let fingerprint = String(line.split(separator: ":", omittingEmptySubsequences: false)[9])
+        try sandbox.check([
+            "gpg", "--batch", "--passphrase", "", "--quick-add-key", fingerprint, "cv25519", "encr",
+            subkeyExpiry,
+        ])
+        return fingerprint
+    }
+
+    @Test("recipients changes only what it names exactly, keeps comments, and refuses what it cannot do")
+    func recipientsExactly() throws {
+        let installed = try InstalledAsPass(git: true)
+        let keys = installed.sandbox.keys
+        let ann = try Self.makeKey(installed, "Ann <ann@x.test>")
+        let joann = try Self.makeKey(installed, "Joann <joann@x.test>")
+        try "# the team\n\(keys[0].fingerprint)  # me\nann@x.test\njoann@x.test\n".write(
+            toFile: installed.store + "/.gpg-id")
+        try installed.git(["commit", "-q", "-m", "team", "--", ".gpg-id"])
+        try installed.insert("site", "secret\n")
+        // ann@x.test is a part of joann@x.test: only Ann goes, and the comments stay.
+        try installed.check(["recipients", "rm", "ann@x.test"])
+        #expect(
+            try String(decoding: installed.sandbox.read(installed.store + "/.gpg-id"), as: UTF8.self)
+                == "# the team\n\(keys[0].fingerprint)  # me\njoann@x.test\n")
+        let engine = installed.sandbox.engine
+        let wanted = try engine.encryptionKeyIDs(for: [keys[0].fingerprint, joann])
+        #expect(
+            OpenPGPPackets.recipientKeyIDs(try installed.sandbox.read(installed.store + "/site.gpg"))
+                == wanted)
+        #expect(!(try installed.check(["recipients"]).outputText.contains(ann)))
+
+        // A key that a gpg group still stands for cannot be removed by removing another line.
+        try "group crew = \(keys[1].fingerprint)\n".write(toFile: installed.sandbox.gnupgHome + "/gpg.conf")
+        try installed.check(["recipients", "add", keys[2].fingerprint])
+        var text = try String(decoding: installed.sandbox.read(installed.store + "/.gpg-id"), as: UTF8.self)
+        text += "crew\n"
+        try text.write(toFile: installed.store + "/.gpg-id")
+        try installed.git(["commit", "-q", "-m", "crew", "--", ".gpg-id"])
+        #expect(try installed.check(["recipients"]).outputText.contains("crew  (gpg group of 1 keys)"))
+        let head = try installed.git(["rev-parse", "HEAD"])
+        for (arguments, environment, message) in [
+            (["recipients", "rm", keys[1].fingerprint], [:], "through the line 'crew'"),
+            (["recipients", "add", keys[1].fingerprint], [:], "is a recipient of the store already"),
+            (["recipients", "rm", "x.test"], [:], "matches 2 keys"),
+            (
+                ["recipients", "rm", keys[2].fingerprint], ["PASSWORD_STORE_KEY": keys[0].fingerprint],
+                "PASSWORD_STORE_KEY"
+            ),
+            (["recipients", "add", "-p", ".git", keys[1].fingerprint], [:], "hidden folder"),
+        ] as [([String], [String: String], String)] {
+            let output = try installed.run(arguments, environment: environment)
+            #expect(output.status == 1, "\(arguments)")
+            #expect(output.errorText.contains(message), "\(arguments): \(output.errorText)")
+        }
+        #expect(try installed.git(["rev-parse", "HEAD"]) == head)
+        #expect(try installed.uncommitted().isEmpty)
+
+        // A folder that is a link out of the store is refused, as init -p refuses it.
+        let outside = installed.sandbox.directory + "/outside"
+        mkdir(outside, 0o700)
+        symlink(outside, installed.store + "/shared")
+        let linked = try installed.run(["recipients", "add", "-p", "shared", keys[1].fingerprint])
+        #expect(linked.status == 1 && linked.errorText.contains("outside the password store"))
+        #expect(!FileSystem.exists(outside + "/.gpg-id"))
+    }
+
+    @Test(
+        "a recipients change stopped by SIGTERM or SIGHUP finishes first: never .gpg-id without its entries")
+    func recipientsChangeHoldsSignals() throws {
+        let installed = try InstalledAsPass(git: false)
+        let keys = installed.sandbox.keys
+        let store = installed.sandbox.store()
+        for index in 0..<200 { try store.write("e\(index)", SecureBytes(string: "secret \(index)\n")) }
+        try installed.check(["git", "init"])
+        try installed.check(["recipients", "add", keys[1].fingerprint])
+        let engine = installed.sandbox.engine
+        let alone = try engine.encryptionKeyIDs(for: [keys[0].fingerprint])
+        let both = try engine.encryptionKeyIDs(for: [keys[0].fingerprint, keys[1].fingerprint])
+        for (round, signal) in [SIGTERM, SIGHUP].enumerated() {
+            let adding = round % 2 == 1
+            var environment = installed.environment
+            environment["PASSWORD_STORE_DIR"] = installed.store
+            let pid = try TestProcess.start(
+                [installed.program, "recipients", adding ? "add" : "rm", keys[1].fingerprint],
+                environment: environment)
+            usleep(150_000)
+            TestProcess.stop(pid, signal: signal)
+            // Either nothing happened or all of it, committed.
+            #expect(try installed.uncommitted().isEmpty)
+            let recipients = try String(
+                decoding: installed.sandbox.read(installed.store + "/.gpg-id"), as: UTF8.self)
+            let expected = recipients.contains(keys[1].fingerprint) ? both : alone
+            for index in 0..<200 {
+                #expect(
+                    OpenPGPPackets.recipientKeyIDs(
+                        try installed.sandbox.read(installed.store + "/e\(index).gpg")) == expected)
+            }
+            // Back to both for the next round.
+            if !recipients.contains(keys[1].fingerprint) {
+                try installed.check(["recipients", "add", keys[1].fingerprint])
+            }
+        }
+    }
+
     @Test("sync imports a kept key only when a .gpg-id names it and the file holds that key alone")
     func keptKeysImportedWithCare() throws {
         let clones = try SyncClones(entries: [("web/a", "a\n"), ("team/b", "b\n")])
@@ -224,6 +342,66 @@ struct TeamSetupTests {
             fixed.outputText.contains("Imported 1 recipient key"), "\(fixed.outputText) \(fixed.errorText)")
         #expect(try other.tool(["gpg", "--batch", "--list-keys", keys[1].fingerprint]).status == 0)
         #expect(try other.tool(["gpg", "--batch", "--list-keys", keys[2].fingerprint]).status != 0)
+    }
+
+    @Test("setup keeps no broken remote, clones only what it is asked to, and publishes a key that changed")
+    func setupRemotesAndKeyUpdates() throws {
+        let installed = try InstalledAsPass(git: false)
+        let remote = "file://" + installed.sandbox.directory + "/remote.git"
+        try installed.sandbox.check([
+            "git", "init", "-q", "--bare", installed.sandbox.directory + "/remote.git",
+        ])
+        let alice = try Person(installed, "alice")
+        let bob = try Person(installed, "bob")
+        defer {
+            alice.stopAgent()
+            bob.stopAgent()
+        }
+        let typo = try alice.run([
+            "setup", "--name", "Alice", "--email", "alice@coffer.test", "--no-passphrase", "--remote",
+            remote + "-typo",
+        ])
+        #expect(typo.status != 0)
+        #expect(typo.errorText.split(separator: "\n").count == 1, "\(typo.errorText)")
+        #expect(try alice.tool(["git", "-C", alice.store, "remote"]).outputText.isEmpty)
+        try alice.check(["setup", "--remote", remote])
+        try alice.check(["insert", "-m", "web/a"], input: "a secret\n")
+        try alice.check(["sync"])
+
+        #expect(
+            try bob.run([
+                "setup", "--name", "Bob", "--email", "bob@coffer.test", "--no-passphrase", "--clone",
+                remote + "-typo",
+            ]).status != 0)
+        try bob.check([
+            "setup", "--name", "Bob", "--email", "bob@coffer.test", "--no-passphrase", "--clone", remote,
+        ])
+        let other = try bob.run(["setup", "--clone", remote + "-other"])
+        #expect(other.status == 1 && other.errorText.contains("not a clone of"))
+        let bobKey = try bob.fingerprint()
+        try alice.check(["sync"])
+        try alice.check(["recipients", "add", bobKey])
+        try alice.check(["sync"])
+
+        // Bob's encryption subkey gets a new expiry date; setup publishes it and Alice's sync takes it.
+        _ = try bob.tool(["gpg", "--batch", "--passphrase", "", "--quick-set-expire", bobKey, "2y", "*"])
+        try bob.check(["setup", "--clone", remote])
+        #expect(
+            try bob.tool(["git", "-C", bob.store, "log", "-1", "--format=%s"]).outputText
+                == "Update the public key of \(bobKey).")
+        func expiries(_ person: Person) throws -> [String] {
+            try person.tool(["gpg", "--batch", "--with-colons", "--list-keys", bobKey]).outputText.split(
+                separator: "\n"
+            )
+            .filter { $0.hasPrefix("sub:") }.map {
+                String($0.split(separator: ":", omittingEmptySubsequences: false)[6])
+            }
+        }
+        #expect(try expiries(alice) == [""])
+        let updated = try alice.check(["sync"])
+        #expect(updated.outputText.contains("Imported 1 recipient key"), "\(updated.outputText)")
+        #expect(try expiries(alice) == expiries(bob))
+        #expect(try expiries(alice) != [""])
     }
 
     @Test(

@@ -22,8 +22,9 @@ public struct SyncReport: Sendable, Equatable {
     public var noRemote = false
     /// Whether local commits were pushed.
     public var pushed = false
-    /// How many recipients' public keys that arrived in `.public-keys` were imported into the keyring.
-    public var importedKeys = 0
+    /// The recipients' public keys that arrived in `.public-keys` and were imported into the keyring:
+    /// `FINGERPRINT (user id)` each.
+    public var importedKeys: [String] = []
 
     /// Creates an empty report.
     public init() {}
@@ -102,8 +103,7 @@ extension PasswordStore {
                     throw CofferError(
                         .git,
                         "git fetch from \(remote) failed, so nothing was changed: "
-                            + (fetched.errorText.split(separator: "\n").last.map(String.init)
-                                ?? "exit \(fetched.status)"),
+                            + (GitRepository.firstError(of: fetched.errorText) ?? "exit \(fetched.status)"),
                         exitStatus: fetched.status)
                 }
                 if let remoteHead = repository.resolve(upstream) {
@@ -149,7 +149,7 @@ extension PasswordStore {
             if before != after {
                 try describeChanges(repository, from: before, to: after, report: &report)
                 // Recipients' public keys that arrived with the remote's commits.
-                report.importedKeys = (try? importKeptPublicKeys()) ?? 0
+                report.importedKeys = (try? importKeptPublicKeys()) ?? []
             }
             return report
         }

@@ -49,73 +49,100 @@ extension PasswordStore {
         guard let keys = engine as? GPGMEEngine else {
             throw CofferError(.invalidArgument, "managing recipients needs gpg's keyring (GPGMEEngine)")
         }
+        guard configuration.keyOverride == nil else {
+            throw CofferError(
+                .invalidArgument,
+                "PASSWORD_STORE_KEY is set and overrides every .gpg-id; unset it to change the recipients")
+        }
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             try EntryName.validate(subfolder)
             let name = EntryName.trimmed(subfolder)
+            let place = name.isEmpty ? "the store" : name
+            guard !name.split(separator: "/").contains(where: { $0.hasPrefix(".") }) else {
+                throw CofferError(.invalidName, "\(name) is a hidden folder, not a folder of entries")
+            }
             let folder = name.isEmpty ? root : root + "/" + name
             guard FileSystem.isDirectory(folder) else {
                 throw CofferError(.notFound, "\(name) is not in the password store.")
             }
             let gpgID = folder + "/.gpg-id"
+            try checkInsideStore(gpgID)
+            try checkInsideStore(root + "/" + Self.publicKeysFolder + "/.")
             try git(for: gpgID)?.ensureNoUnfinishedOperation()
-            // What the folder's nearest `.gpg-id` says (PASSWORD_STORE_KEY overrides only encryption).
             guard let current = gpgIDFile(forFolder: name) else {
-                throw CofferError(
-                    .noRecipients, "no .gpg-id for \(name.isEmpty ? "the store" : name); run init")
+                throw CofferError(.noRecipients, "no .gpg-id for \(place); run init")
             }
-            var lines = GPGIDFile.parse(try FileSystem.readFile(current))
+            let standsFor = RecipientResolver(keys: keys)
+            // The file's own lines, comments included; only recipients' lines are taken out or added.
+            var text = String(decoding: try FileSystem.readFile(current), as: UTF8.self)
+                .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            if text.last == "" { text.removeLast() }
+            func recipient(_ line: String) -> String? { GPGIDFile.parse(Array(line.utf8)).first }
             var summary: [String] = []
-            // Removals: every line that stands for one of the keys, or is written as asked.
             var removedFingerprints: Set<String> = []
             for key in removed {
-                let fingerprints = Set(try keys.keys(matching: [key], secretOnly: false).map(\.fingerprint))
-                removedFingerprints.formUnion(fingerprints)
-                if Self.isFullFingerprint(key.uppercased()) { removedFingerprints.insert(key.uppercased()) }
-                let before = lines.count
-                lines.removeAll { line in
-                    line == key
-                        || !fingerprints.isDisjoint(
-                            with: (try? keys.keys(matching: [line], secretOnly: false).map(\.fingerprint))
-                                ?? [])
+                let fingerprints = standsFor.exactly(key)
+                let isLine = text.contains { recipient($0) == key }
+                guard isLine || !fingerprints.isEmpty else {
+                    throw CofferError(.invalidArgument, "\(key) is not a recipient of \(place)")
                 }
-                guard lines.count < before else {
+                guard isLine || fingerprints.count == 1 else {
                     throw CofferError(
-                        .invalidArgument, "\(key) is not a recipient of \(name.isEmpty ? "the store" : name)")
+                        .invalidArgument,
+                        "\(key) matches \(fingerprints.count) keys; give the fingerprint of one")
                 }
+                let before = text.count
+                text.removeAll { line in
+                    guard let id = recipient(line) else { return false }
+                    return id == key || (!fingerprints.isEmpty && standsFor.exactly(id) == fingerprints)
+                }
+                // A group or a name matching several keys that still stands for it would keep it in.
+                if let line = text.compactMap(recipient).first(where: {
+                    !standsFor.all($0).isDisjoint(with: fingerprints)
+                }) {
+                    throw CofferError(
+                        .invalidArgument,
+                        "\(key) stays a recipient of \(place) through the line '\(line)' of its .gpg-id; edit that line"
+                    )
+                }
+                guard text.count < before else {
+                    throw CofferError(.invalidArgument, "\(key) is not a recipient of \(place)")
+                }
+                removedFingerprints.formUnion(fingerprints)
                 summary.append(key)
             }
             // Additions: one key each, that can be encrypted to, by fingerprint.
             var publicKeys: [(file: String, bytes: [UInt8])] = []
             for key in added {
-                var matching = try keys.keys(matching: [key], secretOnly: false)
-                if matching.isEmpty, try importKeptPublicKeys(keys, wanted: key) > 0 {
-                    matching = try keys.keys(matching: [key], secretOnly: false)
+                var matching = standsFor.exactly(key)
+                if matching.isEmpty, try !importKeptPublicKeys(keys, wanted: key).isEmpty {
+                    matching = standsFor.exactly(key)
                 }
-                guard matching.count == 1, let found = matching.first else {
+                guard matching.count == 1, let fingerprint = matching.first else {
                     throw CofferError(
                         .invalidArgument,
                         matching.isEmpty
                             ? "no public key for \(key): import it (gpg --import) first"
                             : "\(key) matches \(matching.count) keys; give the fingerprint of one")
                 }
-                if let problem = try keys.recipientProblems([found.fingerprint]).first {
+                guard !text.compactMap(recipient).contains(where: { standsFor.all($0).contains(fingerprint) })
+                else {
+                    throw CofferError(.invalidArgument, "\(key) is a recipient of \(place) already")
+                }
+                if let problem = try keys.recipientProblems([fingerprint]).first {
                     throw CofferError(.invalidArgument, "cannot encrypt to \(key): \(problem.message)")
                 }
-                try keys.makeUsableForEncryption(found.fingerprint)
-                let present = try lines.contains { line in
-                    try keys.keys(matching: [line], secretOnly: false).contains {
-                        $0.fingerprint == found.fingerprint
-                    }
-                }
-                if !present { lines.append(found.fingerprint) }
+                try keys.makeUsableForEncryption(fingerprint)
+                text.append(fingerprint)
                 publicKeys.append(
                     (
-                        root + "/" + Self.publicKeysFolder + "/" + found.fingerprint,
-                        try keys.exportPublicKey(found.fingerprint)
+                        root + "/" + Self.publicKeysFolder + "/" + fingerprint,
+                        try keys.exportPublicKey(fingerprint)
                     ))
-                summary.append(
-                    found.userIDs.first.map { "\(found.fingerprint) (\($0))" } ?? found.fingerprint)
+                let userID = try keys.keys(matching: [fingerprint], secretOnly: false).first?.userIDs.first
+                summary.append(userID.map { "\(fingerprint) (\($0))" } ?? fingerprint)
             }
+            let lines = text.compactMap(recipient)
             guard !lines.isEmpty else {
                 throw CofferError(.invalidArgument, "no recipient would be left; add another one first")
             }
@@ -124,17 +151,14 @@ extension PasswordStore {
             for line in try recipientLinesOfEveryFolder(except: gpgID) where !stillNamed.contains(line) {
                 stillNamed.append(line)
             }
-            let stillNamedFingerprints = Set(
-                stillNamed.flatMap { line in
-                    (try? keys.keys(matching: [line], secretOnly: false).map(\.fingerprint)) ?? []
-                })
+            let stillNamedFingerprints = Set(stillNamed.flatMap(standsFor.all))
             let dropped = removedFingerprints.filter { fingerprint in
                 !stillNamedFingerprints.contains(fingerprint)
                     && !stillNamed.contains { Self.names($0, fingerprint: fingerprint) }
                     && FileSystem.isFile(root + "/" + Self.publicKeysFolder + "/" + fingerprint)
             }.map { root + "/" + Self.publicKeysFolder + "/" + $0 }
             try replaceRecipients(
-                lines, in: folder, publicKeys: publicKeys, droppedKeys: dropped.sorted(),
+                text, in: folder, publicKeys: publicKeys, droppedKeys: dropped.sorted(),
                 message: (added.isEmpty
                     ? "Remove recipient " : removed.isEmpty ? "Add recipient " : "Change recipients: ")
                     + summary.joined(separator: ", ") + (name.isEmpty ? "." : " of \(name)."),
@@ -144,25 +168,29 @@ extension PasswordStore {
 
     /// Imports the keys of ``publicKeysFolder`` that the keyring lacks and that some `.gpg-id` of the
     /// store names by fingerprint or key id (or, with `wanted`, that `wanted` names so), and certifies
-    /// them locally so that this clone can encrypt to them; returns how many it took in. A key file is
-    /// taken only for the key it is named after: one that holds another key, or more, is refused.
+    /// them locally so that this clone can encrypt to them; returns those it took in, as `FINGERPRINT
+    /// (user id)`. A key file is taken only for the key it is named after: one that holds another key, or
+    /// more, is refused.
     @discardableResult
-    package func importKeptPublicKeys(_ keys: GPGMEEngine? = nil, wanted: String? = nil) throws -> Int {
-        guard let keys = keys ?? engine as? GPGMEEngine else { return 0 }
+    package func importKeptPublicKeys(_ keys: GPGMEEngine? = nil, wanted: String? = nil) throws -> [String] {
+        guard let keys = keys ?? engine as? GPGMEEngine else { return [] }
         let folder = root + "/" + Self.publicKeysFolder
-        guard FileSystem.isDirectory(folder) else { return 0 }
+        guard FileSystem.isDirectory(folder) else { return [] }
         let named = try wanted.map { [$0] } ?? recipientLinesOfEveryFolder()
-        var imported = 0
+        var imported: [String] = []
         for name in try FileSystem.contents(of: folder) where Self.isFullFingerprint(name) {
             guard named.contains(where: { Self.names($0, fingerprint: name) }) else { continue }
-            guard try keys.keys(matching: [name], secretOnly: false).isEmpty else { continue }
+            let known = try !keys.keys(matching: [name], secretOnly: false).isEmpty
             guard let bytes = try? FileSystem.readFile(folder + "/" + name),
                 (try? keys.fingerprints(inKeyData: bytes)) == [name]
             else { continue }
+            // A key the keyring has is imported again: gpg merges what changed (a new expiry date, a new
+            // subkey, a revocation), and only what its owner signed.
             guard try keys.importKeys(bytes).contains(name) else { continue }
-            imported += 1
+            let userID = try keys.keys(matching: [name], secretOnly: false).first?.userIDs.first
+            imported.append(userID.map { "\(name) (\($0))" } ?? name)
             // The store's own recipients keep the key there: gpg is told to take it as valid.
-            try? keys.makeUsableForEncryption(name)
+            if !known { try? keys.makeUsableForEncryption(name) }
         }
         return imported
     }
@@ -191,14 +219,29 @@ extension PasswordStore {
     }
 
     private func describe(_ id: String) throws -> Recipient {
-        let keys = (try? engine.keys(matching: [id], secretOnly: false)) ?? []
-        let now = Int(time(nil))
-        let key = keys.count == 1 ? keys.first : nil
         let problem = try engine.recipientProblems([id]).first?.message
+        guard let keys = engine as? GPGMEEngine else {
+            return Recipient(id: id, fingerprint: nil, userID: nil, expires: 0, problem: problem)
+        }
+        let resolver = RecipientResolver(keys: keys)
+        let now = Int(time(nil))
+        if let members = resolver.groups.members(of: id) {
+            return Recipient(
+                id: id, fingerprint: nil, userID: "(gpg group of \(members.count) keys)", expires: 0,
+                problem: problem)
+        }
+        let fingerprints = resolver.all(id)
+        guard fingerprints.count == 1, let fingerprint = fingerprints.first,
+            let key = try keys.keys(matching: [fingerprint], secretOnly: false).first
+        else {
+            return Recipient(
+                id: id, fingerprint: nil,
+                userID: fingerprints.isEmpty ? nil : "(matches \(fingerprints.count) keys)", expires: 0,
+                problem: problem ?? (fingerprints.isEmpty ? "no public key" : nil))
+        }
         return Recipient(
-            id: id, fingerprint: key?.fingerprint, userID: key?.userIDs.first,
-            expires: key?.encryptionSubkey(now: now)?.expirationTime ?? 0,
-            problem: problem ?? (keys.isEmpty ? "no public key" : nil))
+            id: id, fingerprint: key.fingerprint, userID: key.userIDs.first,
+            expires: key.encryptionSubkey(now: now)?.expirationTime ?? 0, problem: problem)
     }
 
     /// Writes `.gpg-id` (and its signature) and the public keys, re-encrypts what the new recipients need,
@@ -209,6 +252,7 @@ extension PasswordStore {
         droppedKeys: [String],
         message: String, onEvent: (StoreEvent) -> Void
     ) throws {
+        // `lines` are the file's lines, comments kept.
         let gpgID = folder + "/.gpg-id"
         var originals: [(String, [UInt8]?)] = []
         for file in [gpgID, gpgID + ".sig"] + publicKeys.map(\.file) + droppedKeys {
@@ -248,5 +292,29 @@ extension PasswordStore {
             }
             throw error
         }
+    }
+}
+
+/// What `.gpg-id` lines and keys given on the command line stand for, as fingerprints of primary keys.
+struct RecipientResolver {
+    let keys: GPGMEEngine
+    let groups: GPGGroups
+
+    init(keys: GPGMEEngine) {
+        self.keys = keys
+        groups = GPGGroups.load(homeDirectory: keys.options.homeDirectory)
+    }
+
+    /// The keys `text` names, matched as exactly as gpg allows: an e-mail address only as the whole
+    /// address of a user id (`<address>`), not as a part of a longer one.
+    func exactly(_ text: String) -> Set<String> {
+        let pattern = text.contains("@") && !text.contains("<") ? "<" + text + ">" : text
+        return Set(((try? keys.keys(matching: [pattern], secretOnly: false)) ?? []).map(\.fingerprint))
+    }
+
+    /// The keys a `.gpg-id` line stands for when gpg encrypts: a group's members, or the line itself.
+    func all(_ line: String) -> Set<String> {
+        guard let members = groups.members(of: line) else { return exactly(line) }
+        return members.reduce(into: Set<String>()) { found, member in found.formUnion(exactly(member)) }
     }
 }

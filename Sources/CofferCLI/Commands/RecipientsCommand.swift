@@ -49,12 +49,14 @@ enum RecipientsCommand {
             defer { meter.clear() }
             var reencrypted = 0
             let adding = action == "add"
-            try invocation.storeShowingProgress(meter).changeRecipients(
-                adding: adding ? operands : [], removing: adding ? [] : operands, subfolder: subfolder
-            ) { event in
-                meter.clear()
-                if case .reencrypted = event { reencrypted += 1 }
-                CoreutilsMessages.print(event)
+            try HeldSignals.during {
+                try invocation.storeShowingProgress(meter).changeRecipients(
+                    adding: adding ? operands : [], removing: adding ? [] : operands, subfolder: subfolder
+                ) { event in
+                    meter.clear()
+                    if case .reencrypted = event { reencrypted += 1 }
+                    CoreutilsMessages.print(event)
+                }
             }
             standardOutput.line(
                 "\(adding ? "Added" : "Removed") \(operands.joined(separator: ", ")) \(adding ? "to" : "from") the "

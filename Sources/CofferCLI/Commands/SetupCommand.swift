@@ -56,6 +56,11 @@ enum SetupCommand {
                 let recipients = try store.recipients(ofFolder: "").map { $0.fingerprint ?? $0.id }
                 standardOutput.line(
                     "The store at \(store.root) is set up for \(recipients.joined(separator: ", ")).")
+                if !recipients.contains(key.fingerprint) {
+                    standardOutput.line(
+                        "Your key is not one of them: you cannot read its entries until one of them runs "
+                            + "\(invocation.program) recipients add \(key.fingerprint)")
+                }
             }
             if let remote { try pushToRemote(remote, invocation) } else { describeRemote(invocation) }
         } catch let error as CofferError {
@@ -75,6 +80,16 @@ enum SetupCommand {
             $0.encryptionSubkey(now: now) != nil
         }
         if let found = usable.first { return found }
+        if email == nil || parsed.value("name") == nil,
+            let unusable = try keys.keys(matching: email.map { [$0] } ?? [], secretOnly: true).first
+        {
+            throw CofferError(
+                .invalidArgument,
+                "your key \(unusable.fingerprint) (\(unusable.userIDs.first ?? "no user id")) cannot encrypt: "
+                    + "it or its encryption subkey expired or was revoked; extend it (gpg --quick-set-expire "
+                    + "\(unusable.fingerprint) 2y '*') or make a new key with --name NAME --email ANOTHER-EMAIL"
+            )
+        }
         var name = parsed.value("name")
         var address = email
         if Terminal.isTerminal(0) {
@@ -98,17 +113,21 @@ enum SetupCommand {
         return made
     }
 
-    /// Writes the user's public key into `.public-keys` and commits it, unless it is there.
+    /// Writes the user's public key into `.public-keys` and commits it, unless it is there as the keyring
+    /// has it now (an extended expiry date or a new subkey is written again).
     private static func keepPublicKey(
         _ fingerprint: String, _ keys: GPGMEEngine, _ store: inout PasswordStore
     ) throws {
-        let name = PasswordStore.publicKeysFolder + "/" + fingerprint
-        let file = store.root + "/" + name
-        guard !FileSystem.exists(file) else { return }
+        let file = store.root + "/" + PasswordStore.publicKeysFolder + "/" + fingerprint
+        let exported = try keys.exportPublicKey(fingerprint)
+        let existing = FileSystem.isFile(file) ? try? FileSystem.readFile(file) : nil
+        guard existing != exported else { return }
         try FileSystem.makeDirectories(FileSystem.parent(of: file), mode: store.configuration.folderMode)
-        try FileSystem.atomicWrite(
-            file, bytes: keys.exportPublicKey(fingerprint), mode: store.configuration.fileMode)
-        try store.git(for: file)?.commit(paths: [file], message: "Add the public key of \(fingerprint).")
+        try FileSystem.atomicWrite(file, bytes: exported, mode: store.configuration.fileMode)
+        try store.git(for: file)?.commit(
+            paths: [file],
+            message: existing == nil
+                ? "Add the public key of \(fingerprint)." : "Update the public key of \(fingerprint).")
     }
 
     /// `--clone URL`: clones (unless the store is that clone already), offers the user's public key to
@@ -118,16 +137,23 @@ enum SetupCommand {
     {
         var store = invocation.store
         if FileSystem.isDirectory(store.root + "/.git") {
-            standardOutput.line("The store at \(store.root) is a git clone already.")
+            let origin = try? store.git(for: store.root + "/.git")?.run(["remote", "get-url", "origin"])
+                .outputText
+            guard origin == url else {
+                throw CofferError(
+                    .git,
+                    "the store at \(store.root) is a git repository "
+                        + (origin.map { "cloned from \($0)" } ?? "without a remote origin")
+                        + ", not a clone of \(url); nothing was changed")
+            }
+            standardOutput.line("The store at \(store.root) is a clone of \(url) already.")
         } else {
             _ = try store.clone(from: url, mergeDriver: ownExecutable)
             standardOutput.line("Cloned \(url) into \(store.root).")
         }
-        let kept = PasswordStore.publicKeysFolder + "/" + key.fingerprint
-        if !FileSystem.exists(store.root + "/" + kept) {
-            try keepPublicKey(key.fingerprint, keys, &store)
-            _ = try store.sync(mergeDriver: ownExecutable)
-        }
+        try keepPublicKey(key.fingerprint, keys, &store)
+        // Every time: the key must reach the remote, also when an earlier run could not push it.
+        _ = try store.sync(mergeDriver: ownExecutable)
         let readable = try store.recipients(ofFolder: "").contains { $0.fingerprint == key.fingerprint }
         if readable {
             standardOutput.line("You are a recipient of the store.")
@@ -150,6 +176,7 @@ enum SetupCommand {
         guard let repository = store.git(for: store.root + "/.gpg-id") else {
             throw CofferError(.git, "the store is not a git repository")
         }
+        var added = false
         if let existing = try? repository.run(["remote", "get-url", "origin"]).outputText {
             guard existing == url else {
                 throw CofferError(
@@ -157,8 +184,16 @@ enum SetupCommand {
             }
         } else {
             try repository.run(["remote", "add", "origin", url])
+            added = true
         }
-        let report = try store.sync(mergeDriver: ownExecutable)
+        let report: SyncReport
+        do {
+            report = try store.sync(mergeDriver: ownExecutable)
+        } catch {
+            // A remote that does not work is not kept: the next run may name the right one.
+            if added { _ = try? repository.run(["remote", "remove", "origin"]) }
+            throw error
+        }
         standardOutput.line(report.pushed ? "Pushed the store to \(url)." : "The store is at \(url) already.")
     }
 

@@ -41,10 +41,11 @@ enum SyncCommand {
         for name in report.reencrypted {
             standardOutput.line("Reencrypted \(name) for the recipients of its folder")
         }
-        if report.importedKeys > 0 {
+        if !report.importedKeys.isEmpty {
+            let count = report.importedKeys.count
             standardOutput.line(
-                "Imported \(report.importedKeys) recipient key\(report.importedKeys == 1 ? "" : "s") from .public-keys"
-            )
+                "Imported \(count) recipient key\(count == 1 ? "" : "s") from .public-keys: "
+                    + report.importedKeys.joined(separator: ", "))
         }
         for name in report.conflicts {
             standardError.line(
