@@ -85,7 +85,8 @@ enum CommandRegistry {
         HelpCommand.command, VersionCommand.command, HistoryCommand.command, RestoreCommand.command,
         SyncCommand.command, CloneCommand.command, FsckCommand.command, MergeDriverCommand.command,
         ExtensionHelperCommand.command, GitCredentialCommand.command,
-        DockerCredentialCommand.command, OTPCommand.command,
+        DockerCredentialCommand.command, SetupCommand.command, RecipientsCommand.command,
+        OTPCommand.command,
     ]
 
     /// The command called `name` (or by one of its aliases), if there is one.

@@ -152,6 +152,8 @@ struct ShellCompletionTests {
             "fsck": ["--fix"],
             "clone": ["--path"],
             "otp": ["--clip", "-c"],
+            "setup": ["--name", "--email", "--no-passphrase", "--remote", "--clone"],
+            "recipients": ["--path", "-p"],
         ]
         for (command, options) in expected {
             let offered = try Set(Self.bashComplete(fixture, ["coffer", command, "-"]))
@@ -171,6 +173,10 @@ struct ShellCompletionTests {
             ])
         #expect(try Self.bashComplete(fixture, ["coffer", "otp", "uri", "web/gi"]) == ["web/github.com"])
         #expect(try Self.bashComplete(fixture, ["coffer", "otp", "insert", "-i", ""]).isEmpty)
+        #expect(try Set(Self.bashComplete(fixture, ["coffer", "recipients", ""])) == ["add", "rm"])
+        #expect(
+            try Set(Self.bashComplete(fixture, ["coffer", "recipients", "-p", "web", ""])) == ["add", "rm"])
+        #expect(try Self.bashComplete(fixture, ["coffer", "recipients", "-p", "w"]) == ["web/"])
     }
 
     @Test("bash completes names with spaces, typed quoted or escaped, and readline quotes them")
