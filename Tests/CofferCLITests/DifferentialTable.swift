@@ -9,7 +9,7 @@ enum DifferentialTable {
     /// The one table.
     static var scenarios: [DifferentialScenario] {
         general + initialisation + listing + showing + searching + grepping + inserting + insertingOnTerminal
-            + editing + generating + removing + moving + copying + git + environment + extensions
+            + editing + generating + removing + moving + copying + git + environment + extensions + otp
     }
 
     /// Where coffer deliberately differs from pass, with the reason (for the README): the scenarios marked

@@ -102,6 +102,39 @@ public struct Keychain: Sendable {
         }
     }
 
+    // MARK: - One-time passwords
+
+    /// The item's current one-time code, from its `otpauth://` URI (see ``Secret/oneTimePassword``), or
+    /// `nil` when there is no such item or it holds no URI.
+    ///
+    /// A TOTP code is the one of `date`. For an HOTP key the counter is moved on first (see
+    /// ``OneTimePassword/advanced()``), the item re-encrypted and, in a git store, committed with
+    /// pass-otp's message `Increment HOTP counter for SERVICE/ACCOUNT.`, all under the store's lock; the
+    /// code is the new counter's. Nothing is saved when the code cannot be made.
+    ///
+    /// - Throws: ``OneTimePassword/ParseError`` for a malformed URI, ``OneTimePassword/CodeError`` when
+    ///   its secret or parameters cannot be used, or the store's errors (a failed commit included).
+    public func oneTimeCode(account: String, at date: Date = Date()) throws -> String? {
+        guard let contents = try read(account) else { return nil }
+        guard let uri = contents.withUnsafeBytes({ OneTimePassword.uri(in: $0) }) else { return nil }
+        let key = try OneTimePassword(uri: uri)
+        guard key.kind == .hotp else { return try key.code(at: date) }
+        let name = try itemName(account)
+        var code: String?
+        try store.update(name, commitMessage: "Increment HOTP counter for \(name).") { current in
+            // Read again under the lock: another writer may have moved the counter meanwhile.
+            guard let uri = current.withUnsafeBytes({ OneTimePassword.uri(in: $0) }) else {
+                throw CofferError(.notFound, "\(name) no longer holds an otpauth:// URI")
+            }
+            let next = try OneTimePassword(uri: uri).advanced()
+            code = try next.code(at: date)
+            var rewritten = current.withUnsafeBytes { next.replacingURIs(in: $0) }
+            defer { rewritten.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
+            return SecureBytes(rewritten)
+        }
+        return code
+    }
+
     // MARK: - Removing and listing
 
     /// Removes the item; removing a missing item does nothing.
