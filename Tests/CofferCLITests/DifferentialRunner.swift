@@ -1,5 +1,6 @@
 import Coffer
 import CofferTestSupport
+
 @testable import CofferCLI
 
 #if canImport(Glibc)
@@ -297,7 +298,8 @@ enum Tolerance {
         let theirs = String(decoding: reference, as: UTF8.self)
         guard ours.contains("secret=<hidden>"), ours != theirs else { return bytes }
         let lines = theirs.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.contains("URI") && line.contains("otpauth://") ? OTPCommand.masked(String(line)) : String(line)
+            line.contains("URI") && line.contains("otpauth://")
+                ? OTPCommand.masked(String(line)) : String(line)
         }
         return lines.joined(separator: "\n") == ours ? reference : bytes
     }
@@ -316,7 +318,8 @@ enum Tolerance {
         result.standardOutput = speakingAsPass(
             result.standardOutput, reference: reference.result.standardOutput)
         result.standardError = speakingAsPass(result.standardError, reference: reference.result.standardError)
-        result.standardError = revealingOTPSecrets(result.standardError, reference: reference.result.standardError)
+        result.standardError = revealingOTPSecrets(
+            result.standardError, reference: reference.result.standardError)
         files.removeAll { line in
             line.hasPrefix("    config: merge.coffer.") && !reference.files.contains(line)
         }

@@ -358,7 +358,9 @@ enum OTPCommand {
         while let found = rest.firstRange(of: "secret=") {
             let start = found.lowerBound
             // Only a parameter: at the start of the query or after `&` (or `?`).
-            let atParameter = start == rest.startIndex ? result.last.map { $0 == "?" || $0 == "&" } ?? false
+            let atParameter =
+                start == rest.startIndex
+                ? result.last.map { $0 == "?" || $0 == "&" } ?? false
                 : ["?", "&"].contains(rest[rest.index(before: start)])
             result += rest[..<found.upperBound]
             rest = rest[found.upperBound...]
