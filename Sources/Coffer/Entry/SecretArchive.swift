@@ -7,8 +7,8 @@
 ///
 /// A value is written as it is, except:
 /// - `~`, `[]` and `{}` stand for nil, an empty array and an empty object;
-/// - a text that, after any leading backslashes, is one of those three, starts with a blank, or (when
-///   it has leading backslashes) starts with `"`, gets one more leading backslash;
+/// - a text that, after any leading backslashes, is one of those three (blanks after it allowed), starts
+///   with a blank, or (when it has leading backslashes) starts with `"`, gets one more leading backslash;
 /// - a text with a carriage return at the end of a line is written as `\` and a quoted string.
 enum SecretArchive {
     static let nilMarker = "~"
@@ -82,9 +82,13 @@ enum SecretArchive {
         text == nilMarker || text == emptyArrayMarker || text == emptyObjectMarker
     }
 
-    /// Whether `rest`, what follows `count` leading backslashes, makes the text need one more.
+    /// Whether `rest`, what follows `count` leading backslashes, makes the text need one more: it is a
+    /// marker (blanks after it allowed, as the reader allows them), starts with a blank, or, after a
+    /// backslash, with `"`.
     private static func isSpecial(_ rest: Substring, afterBackslashes count: Int) -> Bool {
-        isMarker(rest) || isBlank(rest.unicodeScalars.first) || (count > 0 && rest.hasPrefix("\""))
+        var trimmed = rest
+        while isBlank(trimmed.unicodeScalars.last) { trimmed = trimmed.dropLast() }
+        return isMarker(trimmed) || isBlank(rest.unicodeScalars.first) || (count > 0 && rest.hasPrefix("\""))
     }
 
     /// The field text for the value `text`.

@@ -15,7 +15,9 @@ extension Keychain {
 
     /// Stores `password` with a label and a comment; see ``set(_:account:label:comment:)-(String,_,_,_)``.
     public func set(_ password: String, account: String, label: String?, comment: String?) async throws {
-        try await Parallel.offload { try self.set(password, account: account, label: label, comment: comment) }
+        try await Parallel.offload {
+            try self.set(password, account: account, label: label, comment: comment)
+        }
     }
 
     /// Stores `data` as the item's exact bytes; see ``set(_:account:)-(Data,_)``.
@@ -43,7 +45,9 @@ extension Keychain {
 
     /// Changes an item's label and comment; see ``setAttributes(label:comment:account:)``.
     public func setAttributes(label: String?, comment: String?, account: String) async throws {
-        try await Parallel.offload { try self.setAttributes(label: label, comment: comment, account: account) }
+        try await Parallel.offload {
+            try self.setAttributes(label: label, comment: comment, account: account)
+        }
     }
 
     /// The item's password, or `nil`; see ``password(account:)``.
@@ -62,7 +66,8 @@ extension Keychain {
     }
 
     /// The item decoded as `type`, or `nil`; see ``value(_:account:)``.
-    public func value<Value: Decodable & Sendable>(_ type: Value.Type, account: String) async throws -> Value? {
+    public func value<Value: Decodable & Sendable>(_ type: Value.Type, account: String) async throws -> Value?
+    {
         try await Parallel.offload { try self.value(type, account: account) }
     }
 

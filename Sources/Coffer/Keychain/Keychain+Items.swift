@@ -66,7 +66,9 @@ extension Keychain {
     ///
     /// - Throws: `EncodingError` as ``SecretEncoder/encode(_:)`` does; ``CofferError/Code/invalidArgument``
     ///   when the value already writes a `label` or `comment` field that is given here too.
-    public func set<Value: Encodable>(_ value: Value, account: String, label: String?, comment: String?) throws {
+    public func set<Value: Encodable>(_ value: Value, account: String, label: String?, comment: String?)
+        throws
+    {
         var secret = try SecretEncoder().encode(value)
         try Self.setAttributes(of: &secret, label: label, comment: comment, replacing: false)
         try set(secret, account: account)
@@ -138,7 +140,8 @@ extension Keychain {
 
     private func makeItem(account: String, secret: Secret, dates: ItemDates) -> Item {
         let path = store.entryPath(service + "/" + account)
-        var item = Item(account: account, label: secret.field(Self.labelKey), comment: secret.field(Self.commentKey))
+        var item = Item(
+            account: account, label: secret.field(Self.labelKey), comment: secret.field(Self.commentKey))
         if let committed = dates.committed[dates.repository?.pathspec(path) ?? ""] {
             item.created = Date(timeIntervalSince1970: TimeInterval(committed.added))
             item.modified = Date(timeIntervalSince1970: TimeInterval(committed.changed))

@@ -134,7 +134,8 @@ public struct Keychain: Sendable {
         guard !accounts.isEmpty else { return }
         try store.remove(
             entries: try accounts.map(itemName),
-            commitMessage: "Remove \(accounts.count == 1 ? "1 item" : "\(accounts.count) items") of \(service) "
+            commitMessage:
+                "Remove \(accounts.count == 1 ? "1 item" : "\(accounts.count) items") of \(service) "
                 + "from store.")
     }
 

@@ -63,7 +63,8 @@ extension PasswordStoreTests {
         copy["ok"] = "fine"
         #expect(keychain.subscriptError == nil)
         // An item that cannot be decrypted reads as nil with the error recorded.
-        try FileSystem.atomicWrite(store.entryPath("com.example.app/broken"), bytes: [0x85, 0x01], mode: 0o600)
+        try FileSystem.atomicWrite(
+            store.entryPath("com.example.app/broken"), bytes: [0x85, 0x01], mode: 0o600)
         #expect(keychain["broken"] == nil)
         #expect(keychain.subscriptError != nil)
     }
@@ -72,7 +73,9 @@ extension PasswordStoreTests {
         let keychain = try self.keychain
         try keychain.set("pw", account: "bob", label: "Work mail", comment: "IMAP, port 993")
         #expect(try gpgDecrypt("bob") == Array("pw\nlabel: Work mail\ncomment: IMAP, port 993\n".utf8))
-        #expect(try passShow("com.example.app/bob") == Array("pw\nlabel: Work mail\ncomment: IMAP, port 993\n".utf8))
+        #expect(
+            try passShow("com.example.app/bob")
+                == Array("pw\nlabel: Work mail\ncomment: IMAP, port 993\n".utf8))
         let item = try keychain.item(account: "bob")
         #expect(item?.label == "Work mail" && item?.comment == "IMAP, port 993")
         #expect(try keychain.password(account: "bob") == "pw")
@@ -116,7 +119,8 @@ extension PasswordStoreTests {
                     account: "a", label: "A2", comment: "c", created: date("2021-01-01T00:00:00Z"),
                     modified: date("2023-03-03T00:00:00Z")),
                 Keychain.Item(
-                    account: "b", created: date("2025-05-05T00:00:00Z"), modified: date("2025-05-05T00:00:00Z")),
+                    account: "b", created: date("2025-05-05T00:00:00Z"),
+                    modified: date("2025-05-05T00:00:00Z")),
             ])
         #expect(try nested.allItems().map(\.account) == ["inner"])
         #expect(try Keychain(service: "empty", store: store).allItems().isEmpty)
