@@ -18,7 +18,7 @@
 ///
 /// As with the keychain libraries for Apple platforms, subscripts read and write passwords and data,
 /// items may carry a label and a comment (the fields `label:` and `comment:` of the entry), and
-/// ``allItems()`` lists them with their dates:
+/// `allItems()` lists them with their dates:
 ///
 /// ```swift
 /// keychain["alice"] = "hunter2"                 // set(_:account:)
@@ -52,7 +52,7 @@ public struct Keychain: Sendable {
     /// Stores `password` as the item's first line (`pass insert` format), replacing any item.
     ///
     /// - Throws: ``CofferError/Code/invalidArgument`` when `password` holds a line break; store such text
-    ///   with ``set(_:account:)-(Data,_)`` or as a ``Secret``.
+    ///   with `set(_:account:)` or as a ``Secret``.
     public func set(_ password: String, account: String) throws {
         guard !password.contains(where: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) else {
             throw CofferError(.invalidArgument, "a password cannot contain a line break; store it as Data")
@@ -151,8 +151,8 @@ public struct Keychain: Sendable {
     /// the item.
     ///
     /// A subscript cannot throw: a read that fails returns `nil` and a write that fails changes nothing,
-    /// and either records its error in ``subscriptError``. Use ``password(account:)``,
-    /// ``set(_:account:)-(String,_)`` and ``remove(account:)`` to get errors thrown.
+    /// and either records its error in ``subscriptError``. Use `password(account:)`,
+    /// `set(_:account:)` and `remove(account:)` to get errors thrown.
     public subscript(account: String) -> String? {
         get { recordingFailure { try password(account: account) } ?? nil }
         nonmutating set {

@@ -111,6 +111,51 @@ struct SecretArchiveTests {
         #expect(try roundTrip(value) == value)
     }
 
+    /// The example of coffer-store(5), THE CODABLE ARCHIVE.
+    struct ManPageLogin: Codable, Equatable {
+        enum Auth: Codable, Equatable {
+            case none
+            case key(name: String)
+        }
+        var password: String
+        var login: String
+        var url: URL?
+        var created: Date
+        var tags: [String]
+        var servers: [Fixtures.Server]
+        var extra: [String: String]
+        var auth: Auth
+        var backup: [String]?
+    }
+
+    @Test func theManPageExample() throws {
+        let login = ManPageLogin(
+            password: "hunter2", login: "alice", url: URL(string: "https://example.com"),
+            created: Date(timeIntervalSince1970: 1_714_564_800), tags: ["work", "mail"],
+            servers: [.init(host: "h1", port: 22), .init(host: "h2", port: 2222)], extra: ["github.com": "token"],
+            auth: .key(name: "deploy"), backup: [])
+        #expect(
+            try text(login) == """
+                hunter2
+                login: alice
+                url: https://example.com
+                created: 2024-05-01T12:00:00Z
+                tags: work
+                tags: mail
+                servers.0.host: h1
+                servers.0.port: 22
+                servers.1.host: h2
+                servers.1.port: 2222
+                extra."github.com": token
+                auth.key.name: deploy
+                backup: []
+
+                """)
+        #expect(try roundTrip(login) == login)
+        #expect(try text(Fixtures.Wrapper(value: " leading space")) == "\nvalue: \\ leading space\n")
+        #expect(try text(Fixtures.Wrapper(value: "Windows line\r")) == "\nvalue: \\\"Windows line\\r\"\n")
+    }
+
     @Test func enumsWithAndWithoutAssociatedValues() throws {
         #expect(
             try text(Fixtures.Wrapper(value: Fixtures.Auth.password("pw"))) == "\nvalue.password._0: pw\n")
