@@ -132,7 +132,8 @@ struct SecretArchiveTests {
         let login = ManPageLogin(
             password: "hunter2", login: "alice", url: URL(string: "https://example.com"),
             created: Date(timeIntervalSince1970: 1_714_564_800), tags: ["work", "mail"],
-            servers: [.init(host: "h1", port: 22), .init(host: "h2", port: 2222)], extra: ["github.com": "token"],
+            servers: [.init(host: "h1", port: 22), .init(host: "h2", port: 2222)],
+            extra: ["github.com": "token"],
             auth: .key(name: "deploy"), backup: [])
         #expect(
             try text(login) == """
