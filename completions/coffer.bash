@@ -14,7 +14,7 @@
 
 # Commands offered for the first word.
 _coffer_commands="init ls find grep show insert edit generate rm mv cp git help version"
-_coffer_commands+=" history restore sync clone fsck git-credential docker-credential"
+_coffer_commands+=" history restore sync clone fsck git-credential docker-credential setup recipients"
 
 # The word being completed with the shell's quoting taken off: an opening ' or ", and \ escapes.
 _coffer_unquote() {
@@ -84,11 +84,13 @@ _coffer_complete_entries() {
 }
 
 # Adds the e-mail addresses and fingerprints of the secret keys in the keyring.
+#   $1: "public" for every key of the keyring (default: the secret keys)
 _coffer_complete_keys() {
     type -P gpg >/dev/null || return
-    local IFS=$'\n' keys
-    keys=$(gpg --list-secret-keys --with-colons 2>/dev/null | awk -F: '
-        $1 == "sec" { want = 1 }
+    local IFS=$'\n' keys listing=--list-secret-keys
+    [[ ${1:-} == public ]] && listing=--list-keys
+    keys=$(gpg "$listing" --with-colons 2>/dev/null | awk -F: '
+        $1 == "sec" || $1 == "pub" { want = 1 }
         $1 == "fpr" && want { print $10; want = 0 }
         $1 == "uid" && match($10, /<[^>]*>/) { print substr($10, RSTART + 1, RLENGTH - 2) }')
     COMPREPLY+=($(compgen -W "$keys" -- "$cur"))
@@ -136,7 +138,8 @@ _coffer() {
         if [[ ${COMP_WORDS[index]} == -- ]]; then
             case $command in
                 init) _coffer_complete_keys ;;
-                find | search | grep | git | help | version | sync | clone | fsck | git-credential | docker-credential) ;;
+                recipients) _coffer_complete_keys public ;;
+                find | search | grep | git | help | version | sync | clone | fsck | git-credential | docker-credential | setup) ;;
                 *) _coffer_complete_entries entries ;;
             esac
             return
@@ -204,6 +207,37 @@ _coffer() {
             ;;
         fsck)
             _coffer_complete_options "--fix"
+            ;;
+        setup)
+            case $previous in
+                --name | --email | --remote | --clone) ;;
+                *) _coffer_complete_options "--name --email --no-passphrase --remote --clone" ;;
+            esac
+            ;;
+        recipients)
+            case $previous in
+                -p | --path | --path=) _coffer_complete_entries folders ;;
+                *)
+                    _coffer_complete_options "--path -p" && return
+                    local action=""
+                    for ((index = 2; index < COMP_CWORD; index++)); do
+                        case ${COMP_WORDS[index]} in
+                            -p | --path) ((index++)) ;;
+                            -*) ;;
+                            *)
+                                action=${COMP_WORDS[index]}
+                                break
+                                ;;
+                        esac
+                    done
+                    if [[ -z $action ]]; then
+                        local IFS=$' \t\n'
+                        COMPREPLY+=($(compgen -W "add rm" -- "$cur"))
+                    else
+                        _coffer_complete_keys public
+                    fi
+                    ;;
+            esac
             ;;
         git-credential)
             if ((COMP_CWORD == 2)); then

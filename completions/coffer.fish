@@ -80,10 +80,13 @@ function __coffer_folders
 end
 
 # E-mail addresses and fingerprints of the secret keys in the keyring.
+# With "public": every key of the keyring (default: the secret keys).
 function __coffer_keys
     command -sq gpg; or return
-    gpg --list-secret-keys --with-colons 2>/dev/null | awk -F: '
-        $1 == "sec" { want = 1 }
+    set -l listing --list-secret-keys
+    test "$argv[1]" = public; and set listing --list-keys
+    gpg $listing --with-colons 2>/dev/null | awk -F: '
+        $1 == "sec" || $1 == "pub" { want = 1 }
         $1 == "fpr" && want { print $10; want = 0 }
         $1 == "uid" && match($10, /<[^>]*>/) { print substr($10, RSTART + 1, RLENGTH - 2) }'
 end
@@ -119,6 +122,8 @@ set -l commands \
     fsck 'Check the store and optionally repair it' \
     git-credential 'git credential helper (get, store, erase)' \
     docker-credential 'docker credential helper (store, get, erase, list)' \
+    setup 'First run: make a key, set up or clone the store' \
+    recipients 'List, add or remove the recipients of the store or a folder' \
     help 'Show usage, or the usage of one command' \
     version 'Show the version'
 for index in (seq 1 2 (count $commands))
@@ -197,6 +202,20 @@ complete -c $program -n '__coffer_using fsck' -l fix -d 'Repair what can be repa
 # the credential helpers' actions
 complete -c $program -n '__coffer_using git-credential' -x -a 'get store erase'
 complete -c $program -n '__coffer_using docker-credential' -x -a 'store get erase list version'
+
+# setup [--name NAME] [--email EMAIL] [--no-passphrase] [--remote URL | --clone URL]
+complete -c $program -n '__coffer_using setup' -l name -x -d 'The name for a new key'
+complete -c $program -n '__coffer_using setup' -l email -x -d 'The e-mail address for a new key'
+complete -c $program -n '__coffer_using setup' -l no-passphrase -d 'Make the new key without a passphrase'
+complete -c $program -n '__coffer_using setup' -l remote -x -d 'Make the store a git repository and push it there'
+complete -c $program -n '__coffer_using setup' -l clone -x -d 'Clone an existing store from this URL'
+
+# recipients [add|rm] [-p SUBFOLDER] [KEY...]
+complete -c $program -n '__coffer_using recipients' -s p -l path -x -a '(__coffer_folders)' \
+    -d 'The subfolder whose recipients to list or change'
+complete -c $program -n "__coffer_first_operand -p,--path recipients" -a 'add rm' -d 'Change the recipients'
+complete -c $program -n '__coffer_using recipients; and not __coffer_first_operand -p,--path recipients' \
+    -a '(__coffer_keys public)' -d 'gpg id'
 
 # clone URL [--path DIR]
 complete -c $program -n '__coffer_using clone' -l path -r -a '(__fish_complete_directories)' \

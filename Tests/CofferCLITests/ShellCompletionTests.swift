@@ -151,12 +151,18 @@ struct ShellCompletionTests {
             "restore": ["--revision"],
             "fsck": ["--fix"],
             "clone": ["--path"],
+            "setup": ["--name", "--email", "--no-passphrase", "--remote", "--clone"],
+            "recipients": ["--path", "-p"],
         ]
         for (command, options) in expected {
             let offered = try Set(Self.bashComplete(fixture, ["coffer", command, "-"]))
             #expect(offered == options, "coffer \(command) -")
         }
         #expect(try Self.bashComplete(fixture, ["coffer", "show", "--q"]) == ["--qrcode"])
+        #expect(try Set(Self.bashComplete(fixture, ["coffer", "recipients", ""])) == ["add", "rm"])
+        #expect(
+            try Set(Self.bashComplete(fixture, ["coffer", "recipients", "-p", "web", ""])) == ["add", "rm"])
+        #expect(try Self.bashComplete(fixture, ["coffer", "recipients", "-p", "w"]) == ["web/"])
     }
 
     @Test("bash completes names with spaces, typed quoted or escaped, and readline quotes them")
