@@ -174,6 +174,18 @@ public struct Keychain: Sendable {
         }
     }
 
+    /// The password of `account`, as ``subscript(_:)`` (spelled as KeychainAccess spells it).
+    public subscript(string account: String) -> String? {
+        get { self[account] }
+        nonmutating set { self[account] = newValue }
+    }
+
+    /// The item of `account` with its label, comment and dates, or `nil` when there is none or reading
+    /// it fails (the error is recorded in ``subscriptError``); see `item(account:)`.
+    public subscript(attributes account: String) -> Item? {
+        recordingFailure { try item(account: account) } ?? nil
+    }
+
     /// The error of the latest subscript read or write made through this keychain or a copy of it, or
     /// `nil` when that access succeeded.
     public var subscriptError: (any Error)? {

@@ -46,6 +46,12 @@ extension PasswordStoreTests {
         #expect(try gpgDecrypt("blob") == [0, 1, 0x0A, 0xFF])
         keychain[data: "blob"] = nil
         #expect(try !keychain.contains(account: "blob"))
+
+        keychain[string: "carol"] = "pw"
+        #expect(keychain[string: "carol"] == "pw" && keychain["carol"] == "pw")
+        try keychain.setAttributes(label: "Carol", comment: nil, account: "carol")
+        #expect(keychain[attributes: "carol"]?.label == "Carol")
+        #expect(keychain[attributes: "nobody"] == nil && keychain.subscriptError == nil)
     }
 
     @Test func subscriptFailuresAreRecordedNotSwallowed() throws {
