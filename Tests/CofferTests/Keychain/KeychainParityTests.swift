@@ -109,6 +109,53 @@ extension PasswordStoreTests {
         #expect(try !keychain.contains(account: "dave") && !keychain.contains(account: "ghost"))
     }
 
+    struct Deployment: Codable, Equatable {
+        struct Server: Codable, Equatable {
+            var host: String
+            var port: Int
+        }
+        var password: String
+        var servers: [Server]
+        var tags: [String]
+        var extra: [String: String]
+    }
+
+    @Test func anItemEditedByHandWithPassStillDecodes() throws {
+        let keychain = try self.keychain
+        let value = Deployment(
+            password: "pw", servers: [.init(host: "h1", port: 22)], tags: ["a"], extra: ["github.com": "t"])
+        try keychain.set(value, account: "deploy")
+        let written = try passShow("com.example.app/deploy")
+        #expect(
+            String(decoding: written, as: UTF8.self)
+                == "pw\nservers.0.host: h1\nservers.0.port: 22\ntags: a\nextra.\"github.com\": t\n")
+        // What a person might do in `pass edit`: a comment, blank lines, spaces, another server, another
+        // tag, a note, fields moved around, a dotted key without quotes.
+        let edited = """
+            pw
+
+            # moved to the new data centre
+            servers.1.host :  h2
+            servers.1.port: 2222
+            servers.0.port:22
+            servers.0.host: h1
+            tags: a
+            tags:   b
+            notes: |
+              call ops first
+            extra.gitlab.com: u
+            extra."github.com": t
+
+            """
+        try sandbox.check(["pass", "insert", "-m", "-f", "com.example.app/deploy"], input: Array(edited.utf8))
+        let decoded = try keychain.value(Deployment.self, account: "deploy")
+        #expect(
+            decoded
+                == Deployment(
+                    password: "pw", servers: [.init(host: "h1", port: 22), .init(host: "h2", port: 2222)],
+                    tags: ["a", "b"], extra: ["github.com": "t", "gitlab.com": "u"]))
+    }
+
     @Test func allItemsHaveDatesFromGit() throws {
         try commitStore()
         try keychain(authorDate: "2021-01-01T00:00:00Z").set("a1", account: "a", label: "A", comment: nil)
