@@ -147,7 +147,8 @@ extension PasswordStoreTests {
             extra."github.com": t
 
             """
-        try sandbox.check(["pass", "insert", "-m", "-f", "com.example.app/deploy"], input: Array(edited.utf8))
+        try sandbox.check(
+            ["pass", "insert", "-m", "-f", "com.example.app/deploy"], input: Array(edited.utf8))
         let decoded = try keychain.value(Deployment.self, account: "deploy")
         #expect(
             decoded
