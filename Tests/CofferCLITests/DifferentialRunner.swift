@@ -1,6 +1,8 @@
 import Coffer
 import CofferTestSupport
 
+@testable import CofferCLI
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -278,11 +280,29 @@ enum Tolerance {
                 + "refuses); pass's entries are compared as pass-otp means them, `&counter=M`"
         ),
         (
+            "OTP secrets in error messages",
+            "pass-otp prints a URI it cannot use whole, secret included; coffer prints it with the value of "
+                + "`secret=` as `<hidden>`: pass's message is compared with its secret hidden the same way"
+        ),
+        (
             "git merge driver",
             "`coffer git init` also configures git's `merge.coffer.*` driver for entries: those configuration "
                 + "lines are ignored"
         ),
     ]
+
+    /// coffer's standard error with pass's where they differ only in the secrets of OTP URIs that coffer
+    /// hides in its error messages.
+    static func revealingOTPSecrets(_ bytes: [UInt8], reference: [UInt8]) -> [UInt8] {
+        let ours = String(decoding: bytes, as: UTF8.self)
+        let theirs = String(decoding: reference, as: UTF8.self)
+        guard ours.contains("secret=<hidden>"), ours != theirs else { return bytes }
+        let lines = theirs.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.contains("URI") && line.contains("otpauth://")
+                ? OTPCommand.masked(String(line)) : String(line)
+        }
+        return lines.joined(separator: "\n") == ours ? reference : bytes
+    }
 
     /// A line of pass's files with pass-otp's HOTP counter as pass-otp means it: `&counter=Ncounter=M`
     /// (bash 5.2's pattern substitution) read as `&counter=M`.
@@ -298,6 +318,8 @@ enum Tolerance {
         result.standardOutput = speakingAsPass(
             result.standardOutput, reference: reference.result.standardOutput)
         result.standardError = speakingAsPass(result.standardError, reference: reference.result.standardError)
+        result.standardError = revealingOTPSecrets(
+            result.standardError, reference: reference.result.standardError)
         files.removeAll { line in
             line.hasPrefix("    config: merge.coffer.") && !reference.files.contains(line)
         }

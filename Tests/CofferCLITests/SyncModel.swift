@@ -188,7 +188,9 @@ final class SyncModelRun {
         random = SeededRandom(seed: options.seed)
         entryNames = options.without.contains("quoted") ? Self.plainEntryNames : Self.entryNames
         recipientFolders = ["", "team", options.without.contains("quoted") ? "uni" : "ünï"]
-        tag = String(options.seed, radix: 36)
+        // The process id keeps the markers of two runs of one seed apart (two test runs at once share
+        // /dev/shm, which the plaintext check reads).
+        tag = String(options.seed, radix: 36) + "x" + String(getpid(), radix: 36)
         let git = try sandbox.check(["sh", "-c", "command -v git"]).outputText.trimmingNewlines
         var environment = sandbox.environment
         for (name, value) in SyncModelShell.environment(sandbox: sandbox.directory, coffer: coffer, git: git)

@@ -350,16 +350,39 @@ enum OTPCommand {
 
     // MARK: - Shared
 
-    /// Parses a URI, with pass-otp's words for what is wrong.
+    /// A URI as an error message may show it: the value of every `secret=` parameter replaced by
+    /// `<hidden>` (pass-otp prints it whole; the secret is the one thing the URI must not leak).
+    static func masked(_ uri: String) -> String {
+        var result = ""
+        var rest = Substring(uri)
+        while let found = rest.firstRange(of: "secret=") {
+            let start = found.lowerBound
+            // Only a parameter: at the start of the query or after `&` (or `?`).
+            let atParameter =
+                start == rest.startIndex
+                ? result.last.map { $0 == "?" || $0 == "&" } ?? false
+                : ["?", "&"].contains(rest[rest.index(before: start)])
+            result += rest[..<found.upperBound]
+            rest = rest[found.upperBound...]
+            guard atParameter else { continue }
+            let end = rest.firstIndex { $0 == "&" || $0 == "#" } ?? rest.endIndex
+            if end > rest.startIndex { result += "<hidden>" }
+            rest = rest[end...]
+        }
+        return result + rest
+    }
+
+    /// Parses a URI, with pass-otp's words for what is wrong (the secret hidden).
     static func parse(_ uri: String) throws -> OneTimePassword {
         do {
             return try OneTimePassword(uri: uri)
         } catch let error as OneTimePassword.ParseError {
             switch error {
-            case .unparsable(let uri): throw Exit.die("Cannot parse OTP key URI: \(uri)")
-            case .missingAccount(let uri): throw Exit.die("Invalid key URI (missing accountname): \(uri)")
-            case .missingSecret(let uri): throw Exit.die("Invalid key URI (missing secret): \(uri)")
-            case .missingCounter(let uri): throw Exit.die("Invalid key URI (missing counter): \(uri)")
+            case .unparsable(let uri): throw Exit.die("Cannot parse OTP key URI: \(masked(uri))")
+            case .missingAccount(let uri):
+                throw Exit.die("Invalid key URI (missing accountname): \(masked(uri))")
+            case .missingSecret(let uri): throw Exit.die("Invalid key URI (missing secret): \(masked(uri))")
+            case .missingCounter(let uri): throw Exit.die("Invalid key URI (missing counter): \(masked(uri))")
             }
         }
     }
