@@ -303,6 +303,27 @@ struct AuditCommandTests {
         #expect(Set(theirReused) == Set(store.reused))
     }
 
+    @Test(
+        "installed as pass, pass's audit extension runs where there is one, coffer's audit where there is none"
+    )
+    func underPassName() throws {
+        let installed = try InstalledAsPass(git: false)
+        try installed.insert("weak", "password\n")
+        try installed.insert("strong", "Vq8#pL2!zR7@mK4$wX9&\n")
+        let stub = installed.sandbox.directory + "/stub"
+        mkdir(stub, 0o755)
+        try TestFiles.write(DifferentialTable.pwnedRangeStub, to: stub + "/requests.py")
+        let extensionRun = try installed.run(
+            ["audit"], environment: ["PYTHONPATH": stub, "PYTHONDONTWRITEBYTECODE": "1"])
+        #expect(extensionRun.outputText.contains("Weak password detected"), "\(extensionRun.errorText)")
+        let empty = installed.sandbox.directory + "/no-extensions"
+        mkdir(empty, 0o755)
+        let builtIn = try installed.run(
+            ["audit", "--json"], environment: ["COFFER_SYSTEM_EXTENSIONS_DIR": empty])
+        #expect(builtIn.status == 1)
+        #expect(builtIn.outputText.contains("\"weak\": [\n    {\"entry\": \"weak\""), "\(builtIn.outputText)")
+    }
+
     @Test("no password, and no hash of one, is printed without --show-passwords")
     func secretsStayHidden() throws {
         let audit = try AuditSandbox()
