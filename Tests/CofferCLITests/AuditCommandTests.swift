@@ -253,6 +253,14 @@ struct AuditCommandTests {
         #expect(Set(sections["Old passwords, unchanged for more than 365 days"] ?? []) == Set(store.old))
         #expect(Set(sections["Breached passwords"] ?? []) == Set(store.breached.keys))
         #expect(human.outputText.contains("seen 4242 times"))
+        // The same list on standard input, as a decompressor would give it.
+        let piped = try audit.run(
+            ["audit", "--breached", "-", "--age", "0", "--json"],
+            input: TestFiles.read(store.breachedList) ?? [])
+        #expect(piped.status == 1)
+        for (entry, count) in store.breached {
+            #expect(piped.outputText.contains("{\"entry\": \"\(entry)\", \"count\": \(count)}"))
+        }
         #expect(human.outputText.contains("(unchanged since 2019-03-01, "))
 
         // Without the list, and with a longer age, those findings go; a clean folder exits 0.

@@ -66,7 +66,8 @@ enum AuditCommand {
             }
             settings.minimumBits = bits
         }
-        settings.breachedList = parsed.value("breached")
+        // `-`: the list on standard input (`xzcat pwned.txt.xz | coffer audit --breached -`), read once.
+        settings.breachedList = parsed.value("breached").map { $0 == "-" ? "/dev/stdin" : $0 }
         let subfolder = parsed.operands.first ?? ""
         try invocation.checkSneakyPaths(subfolder)
         let meter = ProgressMeter(label: "auditing", environment: invocation.environment)
