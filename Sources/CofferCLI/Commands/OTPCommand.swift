@@ -219,7 +219,9 @@ enum OTPCommand {
         try invocation.checkSneakyPaths(path)
         invocation.warnAboutUnappliedGPGOptions()
         let contents = try ShowCommand.decrypt(path, store)
-        let hadURI = contents.withUnsafeBytes { Self.lines(of: $0).contains { $0.starts(with: "otpauth://".utf8) } }
+        let hadURI = contents.withUnsafeBytes {
+            Self.lines(of: $0).contains { $0.starts(with: "otpauth://".utf8) }
+        }
         if hadURI { try Terminal.confirm("An OTP secret already exists for \(path). Overwrite it?") }
         let key = try read(parsed, prompt: path, invocation)
         // The entry is read again under the store's lock: what changed while the prompt waited is kept.
