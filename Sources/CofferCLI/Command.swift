@@ -82,7 +82,7 @@ enum CommandRegistry {
         HelpCommand.command, VersionCommand.command, HistoryCommand.command, RestoreCommand.command,
         SyncCommand.command, CloneCommand.command, FsckCommand.command, MergeDriverCommand.command,
         ExtensionHelperCommand.command, GitCredentialCommand.command,
-        DockerCredentialCommand.command,
+        DockerCredentialCommand.command, SecretServiceCommand.command,
     ]
 
     /// The command called `name` (or by one of its aliases), if there is one.

@@ -84,7 +84,7 @@
                 if inner == "y" {
                     var bytes: UnsafeRawPointer?
                     var size = 0
-                    try check(sd_bus_message_read_array(pointer, type, &bytes, &size))
+                    try check(sd_bus_message_read_array(pointer, CChar(UInt8(ascii: "y")), &bytes, &size))
                     return .bytes(
                         SecureBytes(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : size)))
                 }
