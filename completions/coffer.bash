@@ -14,7 +14,7 @@
 
 # Commands offered for the first word.
 _coffer_commands="init ls find grep show insert edit generate rm mv cp git help version"
-_coffer_commands+=" history restore sync clone fsck git-credential docker-credential"
+_coffer_commands+=" history restore sync clone fsck git-credential docker-credential secret-service"
 
 # The word being completed with the shell's quoting taken off: an opening ' or ", and \ escapes.
 _coffer_unquote() {
@@ -136,7 +136,7 @@ _coffer() {
         if [[ ${COMP_WORDS[index]} == -- ]]; then
             case $command in
                 init) _coffer_complete_keys ;;
-                find | search | grep | git | help | version | sync | clone | fsck | git-credential | docker-credential) ;;
+                find | search | grep | git | help | version | sync | clone | fsck | git-credential | docker-credential | secret-service) ;;
                 *) _coffer_complete_entries entries ;;
             esac
             return
@@ -216,6 +216,9 @@ _coffer() {
                 local IFS=$' \t\n'
                 COMPREPLY+=($(compgen -W "store get erase list version" -- "$cur"))
             fi
+            ;;
+        secret-service)
+            _coffer_complete_options "--replace"
             ;;
         clone)
             case $previous in

@@ -119,6 +119,7 @@ set -l commands \
     fsck 'Check the store and optionally repair it' \
     git-credential 'git credential helper (get, store, erase)' \
     docker-credential 'docker credential helper (store, get, erase, list)' \
+    secret-service 'Serve the store as the Secret Service on the session bus' \
     help 'Show usage, or the usage of one command' \
     version 'Show the version'
 for index in (seq 1 2 (count $commands))
@@ -197,6 +198,9 @@ complete -c $program -n '__coffer_using fsck' -l fix -d 'Repair what can be repa
 # the credential helpers' actions
 complete -c $program -n '__coffer_using git-credential' -x -a 'get store erase'
 complete -c $program -n '__coffer_using docker-credential' -x -a 'store get erase list version'
+
+# secret-service [--replace]
+complete -c $program -n '__coffer_using secret-service' -l replace -d 'Take the bus name from the provider that owns it'
 
 # clone URL [--path DIR]
 complete -c $program -n '__coffer_using clone' -l path -r -a '(__fish_complete_directories)' \

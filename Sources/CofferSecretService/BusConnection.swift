@@ -57,7 +57,7 @@
         /// The process id and command name of the connection that owns `name`, when the bus says.
         package func owner(of name: String) -> (pid: Int32, command: String)? {
             var creds: OpaquePointer?
-            let mask = UInt64(SD_BUS_CREDS_PID) | UInt64(SD_BUS_CREDS_COMM)
+            let mask = UInt64(SD_BUS_CREDS_PID) | UInt64(SD_BUS_CREDS_COMM) | UInt64(SD_BUS_CREDS_AUGMENT)
             guard sd_bus_get_name_creds(bus, name, mask, &creds) >= 0, let creds else { return nil }
             defer { sd_bus_creds_unref(creds) }
             var pid: pid_t = 0

@@ -199,24 +199,66 @@ package struct ItemStore: Sendable {
         package var items: [String: ItemMetadata]
     }
 
-    /// The collections of the store and their items' metadata, every entry decrypted once (in parallel,
-    /// through the engine's fast path). Entries that do not decrypt are left out and counted.
-    package func load() throws -> (collections: [StoredCollection], unreadable: Int) {
+    /// What identifies a version of a file without reading it: device, inode, size and change time.
+    package struct FileStamp: Sendable, Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var seconds: Int
+        var nanoseconds: Int
+
+        /// The stamp of the file at `path`, `nil` when it cannot be read.
+        package init?(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            seconds = Int(info.st_ctim.tv_sec)
+            nanoseconds = Int(info.st_ctim.tv_nsec)
+        }
+    }
+
+    /// Metadata already read, by entry name, with the stamp of the file it was read from: an entry whose
+    /// file has the same stamp is not decrypted again.
+    package typealias Cache = [String: (stamp: FileStamp, metadata: ItemMetadata)]
+
+    /// The collections of the store and their items' metadata. Entries not in `cache` with the same stamp
+    /// are decrypted (in parallel, through the engine's fast path) and put there; entries that do not
+    /// decrypt are left out and counted.
+    package func load(cache: inout Cache) throws -> (collections: [StoredCollection], unreadable: Int) {
         let top = store.root + "/" + Self.folder
-        guard FileSystem.isDirectory(top) else { return ([], 0) }
+        guard FileSystem.isDirectory(top) else {
+            cache = [:]
+            return ([], 0)
+        }
         var collections: [StoredCollection] = []
-        var names: [(collection: Int, id: String)] = []
+        var names: [(collection: Int, id: String, stamp: FileStamp)] = []
         for folder in try FileSystem.contents(of: top) where !folder.hasPrefix(".") {
             guard FileSystem.isDirectory(top + "/" + folder) else { continue }
             collections.append(StoredCollection(id: folder, label: folder, created: 0, items: [:]))
             for file in try FileSystem.contents(of: top + "/" + folder) where file.hasSuffix(".gpg") {
                 let id = String(file.dropLast(4))
-                guard FileSystem.isFile(top + "/" + folder + "/" + file), !id.isEmpty else { continue }
-                names.append((collections.count - 1, id))
+                guard !id.isEmpty, FileSystem.isFile(top + "/" + folder + "/" + file),
+                    let stamp = FileStamp(path: top + "/" + folder + "/" + file)
+                else { continue }
+                names.append((collections.count - 1, id, stamp))
+            }
+        }
+        var fresh: Cache = [:]
+        var work: [Int] = []
+        for (index, name) in names.enumerated() {
+            let entry = Self.entryName(collection: collections[name.collection].id, id: name.id)
+            if let cached = cache[entry], cached.stamp == name.stamp {
+                fresh[entry] = cached
+            } else {
+                work.append(index)
             }
         }
         let store = self.store
-        let entries = names.map { Self.entryName(collection: collections[$0.collection].id, id: $0.id) }
+        let entries = work.map {
+            Self.entryName(collection: collections[names[$0].collection].id, id: names[$0].id)
+        }
         var unreadable = 0
         try Parallel.forEach(entries) { name in
             Self.parse(try store.read(name), name: String(name.split(separator: "/").last ?? "")).metadata
@@ -225,15 +267,27 @@ package struct ItemStore: Sendable {
                 unreadable += 1
                 return
             }
-            let (collection, id) = names[index]
-            if id == Self.collectionEntry {
-                collections[collection].label = metadata.label
-                collections[collection].created = metadata.created
+            fresh[entries[index]] = (names[work[index]].stamp, metadata)
+        }
+        for name in names {
+            guard
+                let metadata = fresh[
+                    Self.entryName(collection: collections[name.collection].id, id: name.id)]?.metadata
+            else { continue }
+            if name.id == Self.collectionEntry {
+                collections[name.collection].label = metadata.label
+                collections[name.collection].created = metadata.created
             } else {
-                collections[collection].items[id] = metadata
+                collections[name.collection].items[name.id] = metadata
             }
         }
+        cache = fresh
         return (collections, unreadable)
+    }
+
+    /// Records in `cache` what was just written to entry `name`, so that the next load does not decrypt it.
+    package func remember(_ name: String, _ metadata: ItemMetadata, in cache: inout Cache) {
+        if let stamp = FileStamp(path: store.entryPath(name)) { cache[name] = (stamp, metadata) }
     }
 
     /// The secret and metadata of item `id` of `collection`, decrypted.

@@ -83,6 +83,8 @@
         var sessions: [String: Session] = [:]
         var prompts: [String: Prompt] = [:]
         var counter = 0
+        /// The metadata read from each entry, with its file's stamp.
+        var cache: ItemStore.Cache = [:]
         var running = true
         /// The sender of the call being handled.
         var caller = ""
@@ -138,7 +140,7 @@
 
         /// Reads every item's metadata; returns how many entries did not decrypt.
         func loadIndex() throws -> Int {
-            let loaded = try items.load()
+            let loaded = try items.load(cache: &cache)
             var fresh: [String: Collection] = [:]
             for stored in loaded.collections {
                 var collection = Collection(
@@ -461,6 +463,9 @@
             }
             let now = ItemStore.now()
             try items.writeCollection(id: id, label: label, created: now)
+            items.remember(
+                ItemStore.entryName(collection: id, id: ItemStore.collectionEntry),
+                ItemMetadata(label: label, attributes: [:], created: now), in: &cache)
             let element = Self.pathElement(id)
             collections[element] = Collection(id: id, label: label, created: now, modified: now)
             if !alias.isEmpty { aliases[alias] = element }
@@ -519,6 +524,7 @@
                     id = Self.newItemID(in: collection)
                 }
                 try items.write(collection: collection.id, id: id, secret: secret, metadata: metadata)
+                items.remember(ItemStore.entryName(collection: collection.id, id: id), metadata, in: &cache)
                 let itemElement = Self.pathElement(id)
                 collection.items[itemElement] = Item(id: id, metadata: metadata)
                 collection.modified = now
@@ -583,6 +589,8 @@
                 metadata.contentType = contentType
                 metadata.modified = ItemStore.now()
                 try items.write(collection: collection.id, id: item.id, secret: secret, metadata: metadata)
+                items.remember(
+                    ItemStore.entryName(collection: collection.id, id: item.id), metadata, in: &cache)
                 collections[element]?.items[itemElement]?.metadata = metadata
                 emit(collectionPath, Self.collectionInterface, "ItemChanged", [.objectPath(path)])
                 return []
@@ -697,6 +705,9 @@
                 }
                 try requireUnlocked(collection)
                 try items.writeCollection(id: collection.id, label: label, created: collection.created)
+                items.remember(
+                    ItemStore.entryName(collection: collection.id, id: ItemStore.collectionEntry),
+                    ItemMetadata(label: label, attributes: [:], created: collection.created), in: &cache)
                 collection.label = label
                 collections[element] = collection
                 emit(
@@ -723,6 +734,8 @@
                 }
                 metadata.modified = ItemStore.now()
                 try items.update(collection: collection.id, id: item.id, metadata: metadata)
+                items.remember(
+                    ItemStore.entryName(collection: collection.id, id: item.id), metadata, in: &cache)
                 collections[element]?.items[itemElement]?.metadata = metadata
                 let collectionPath = Self.collectionPath(element)
                 emit(

@@ -40,7 +40,10 @@ enum SecretServiceCommand {
                 }
                 try provider.run(replace: parsed.has("replace"))
             } catch ProviderFailure.nameTaken(let pid, let command, let triedReplace) {
-                let owner = pid.map { " (\(command ?? "pid") \($0 == 0 ? "" : "pid \($0)"))" } ?? ""
+                var owner = ""
+                if let pid, pid > 0 {
+                    owner = " (" + (command.map { $0.isEmpty ? "" : $0 + ", " } ?? "") + "pid \(pid))"
+                }
                 throw Exit.die(
                     "\(program): \(SecretServiceProvider.busName) is already owned by another provider\(owner)"
                         + (triedReplace

@@ -1,0 +1,272 @@
+import Coffer
+import CofferTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A store and a private session bus for `coffer secret-service`: each test is a bash script run under
+/// `dbus-run-session` (a bus of its own with no activatable services, so nothing but the provider under
+/// test can answer), with coffer by its absolute path and `PATH=/usr/bin:/bin`. The script's prelude
+/// starts the provider, waits until it owns `org.freedesktop.secrets`, and stops it on exit.
+struct SecretServiceSandbox {
+    let installed: InstalledAsPass
+    let coffer: String
+    /// The bus configuration: a session bus that activates nothing.
+    let busConfig: String
+    /// Where the provider's standard error goes.
+    var providerLog: String { installed.sandbox.directory + "/provider.log" }
+
+    static let prelude = #"""
+        set -u
+        coffer=$1
+        provider=
+        wait_for_name() {
+            local i
+            for i in $(seq 300); do
+                if dbus-send --session --print-reply --dest=org.freedesktop.DBus / \
+                    org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null |
+                    grep -q 'boolean true'; then
+                    return 0
+                fi
+                if [ -n "$provider" ] && ! kill -0 "$provider" 2>/dev/null; then
+                    echo "the provider exited" >&2
+                    return 1
+                fi
+                sleep 0.1
+            done
+            echo "the provider did not take the name" >&2
+            return 1
+        }
+        start_provider() {
+            "$coffer" secret-service "$@" 2>>"$PROVIDER_LOG" &
+            provider=$!
+            wait_for_name || exit 1
+        }
+        stop_provider() {
+            if [ -n "$provider" ]; then
+                kill "$provider" 2>/dev/null
+                wait "$provider" 2>/dev/null
+                provider=
+            fi
+        }
+        trap stop_provider EXIT
+        call() {
+            dbus-send --session --print-reply --dest=org.freedesktop.secrets "$@"
+        }
+
+        """#
+
+    init() throws {
+        installed = try InstalledAsPass(git: true)
+        coffer = try CofferBinary.path()
+        busConfig = installed.sandbox.directory + "/session.conf"
+        try """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:tmpdir=\(installed.sandbox.directory)</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+
+        """.write(toFile: busConfig)
+    }
+
+    /// The environment of the script: the sandbox's, the short `PATH`, the provider's log.
+    var environment: [String: String] {
+        var environment = installed.environment
+        environment["PROVIDER_LOG"] = providerLog
+        environment["PYTHON_KEYRING_BACKEND"] = "keyring.backends.SecretService.Keyring"
+        environment["PYTHONDONTWRITEBYTECODE"] = "1"
+        return environment
+    }
+
+    /// Runs `script` (after the prelude) on a private session bus.
+    func run(_ script: String, timeout: Double = 180) throws -> ProcessResult {
+        let file = installed.sandbox.directory + "/script.sh"
+        try (Self.prelude + script).write(toFile: file)
+        return try TestProcess.run(
+            ["dbus-run-session", "--config-file=" + busConfig, "--", "bash", file, coffer],
+            environment: environment, timeout: timeout)
+    }
+
+    /// Runs `script` and throws unless it exits 0.
+    @discardableResult
+    func check(_ script: String, timeout: Double = 180) throws -> ProcessResult {
+        let result = try run(script, timeout: timeout)
+        guard result.status == 0 else {
+            throw SandboxError(
+                "the script exited \(result.status)\(result.timedOut ? " (timed out)" : ""):\n"
+                    + result.outputText + result.errorText + "\nprovider: " + providerText())
+        }
+        return result
+    }
+
+    /// What the provider printed.
+    func providerText() -> String {
+        String(decoding: (try? installed.sandbox.read(providerLog)) ?? [], as: UTF8.self)
+    }
+
+    /// The item entries of `collection`, by name.
+    func items(_ collection: String = "login") -> [String] {
+        let folder = installed.store + "/secret-service/" + collection
+        let names = (try? FileSystem.contents(of: folder)) ?? []
+        return names.filter { $0.hasSuffix(".gpg") && !$0.hasPrefix(".") }.map {
+            "secret-service/" + collection + "/" + String($0.dropLast(4))
+        }
+    }
+
+    /// Every byte the store holds in clear: its files as they are (git's objects decompressed), the
+    /// commit messages, and the provider's log.
+    func clearBytes() throws -> String {
+        var text = try installed.sandbox.check(
+            [
+                "sh", "-c", "find \"$1\" -type f ! -path '*/.git/objects/*' -exec cat {} +", "sh",
+                installed.store,
+            ]
+        ).outputText
+        text += try installed.sandbox.check(
+            ["sh", "-c", "git -C \"$1\" cat-file --batch-all-objects --batch", "sh", installed.store]
+        ).outputText
+        text += try installed.git(["log", "--all", "--format=%B"])
+        text += providerText()
+        return text
+    }
+}
+
+/// `coffer secret-service` with the real clients of Debian: libsecret's `secret-tool`, Python's
+/// secretstorage and keyring.
+@Suite("Secret Service provider")
+struct SecretServiceTests {
+    @Test("secret-tool store, lookup, search --all, replace and clear; items are entries pass and gpg read")
+    func secretTool() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            printf %s 'hunter2-Sekret' | secret-tool store --label='GitHub token 4711' service gh-8c1 user alice-93
+            echo "store=$?"
+            echo "lookup=$(secret-tool lookup service gh-8c1 user alice-93)"
+            printf %s 'second-Sekret' | secret-tool store --label='Second 5123' service gh-8c1 user bob-17
+            secret-tool search --all service gh-8c1 > search.txt 2>&1
+            echo "found=$(grep -c '^\[' search.txt)"
+            grep -q '^label = GitHub token 4711$' search.txt && echo label-ok
+            grep -q '^attribute.user = bob-17$' search.txt && echo attribute-ok
+            grep -q '^secret = second-Sekret$' search.txt && echo secret-ok
+            printf %s 'replaced-Sekret' | secret-tool store --label='GitHub token 4711' service gh-8c1 user alice-93
+            echo "replaced=$(secret-tool lookup service gh-8c1 user alice-93)"
+            secret-tool clear service gh-8c1 user bob-17
+            echo "clear=$?"
+            secret-tool lookup service gh-8c1 user bob-17
+            echo "gone=$?"
+            rm -f search.txt
+            """#)
+        let output = result.outputText
+        #expect(output.contains("store=0\n"), "\(output)")
+        #expect(output.contains("lookup=hunter2-Sekret\n"), "\(output)")
+        #expect(output.contains("found=2\n"), "\(output)")
+        #expect(output.contains("label-ok\nattribute-ok\nsecret-ok\n"), "\(output)")
+        #expect(output.contains("replaced=replaced-Sekret\n"), "\(output)")
+        #expect(output.contains("clear=0\n"), "\(output)")
+        #expect(output.contains("gone=1\n"), "\(output)")
+
+        // One item is left: an ordinary entry that gpg and Debian's pass decrypt.
+        let names = bus.items()
+        try #require(names.count == 1, "\(names)")
+        let decrypted = try #require(try bus.installed.decrypted(names[0]))
+        let lines = decrypted.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.first == "replaced-Sekret")
+        #expect(lines.contains("label: GitHub token 4711"), "\(decrypted)")
+        #expect(lines.contains("attribute.service: gh-8c1"), "\(decrypted)")
+        #expect(lines.contains("attribute.user: alice-93"), "\(decrypted)")
+        let shown = try bus.installed.sandbox.check(
+            ["/usr/bin/pass", "show", names[0]], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(shown.outputText.split(separator: "\n") == decrypted.split(separator: "\n"))
+
+        // Every change is committed, and nothing of the items is in clear anywhere.
+        #expect(try bus.installed.uncommitted().isEmpty)
+        let clear = try bus.clearBytes()
+        for secretWord in ["gh-8c1", "alice-93", "bob-17", "GitHub token", "4711", "5123", "Sekret"] {
+            #expect(!clear.contains(secretWord), "\(secretWord) is in clear")
+        }
+    }
+
+    @Test("SearchItems answers from the index: it works while nothing can be decrypted")
+    func searchNeverDecrypts() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            printf %s 'indexed-Sekret' | secret-tool store --label='Indexed' service idx-5521 user carol-8
+            # From now on no entry can be decrypted: the secret keys are gone and the agent forgets them.
+            mv "$GNUPGHOME/private-keys-v1.d" "$GNUPGHOME/private-keys-away"
+            gpgconf --kill gpg-agent
+            call /org/freedesktop/secrets org.freedesktop.Secret.Service.SearchItems \
+                dict:string:string:service,idx-5521 > search.txt
+            grep -c 'object path "/org/freedesktop/secrets/collection/login/' search.txt
+            call /org/freedesktop/secrets org.freedesktop.Secret.Service.SearchItems \
+                dict:string:string:service,absent-0 | grep -c 'object path' || true
+            # Getting the secret now fails, with an error that names no attribute.
+            python3 - <<'PYTHON'
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            items = list(secretstorage.search_items(bus, {"service": "idx-5521"}))
+            try:
+                items[0].get_secret()
+                print("get=ok")
+            except Exception as error:
+                print("get-error", str(error).replace("\\n", " "))
+            PYTHON
+            mv "$GNUPGHOME/private-keys-away" "$GNUPGHOME/private-keys-v1.d"
+            rm -f search.txt
+            """#)
+        let lines = result.outputText.split(separator: "\n").map(String.init)
+        #expect(lines.first == "1", "\(result.outputText)")
+        #expect(lines.dropFirst().first == "0", "\(result.outputText)")
+        #expect(
+            lines.last?.hasPrefix("get-error [org.freedesktop.DBus.Error.Failed]") == true,
+            "\(result.outputText)")
+        #expect(!result.outputText.contains("idx-5521") && !result.outputText.contains("carol-8"))
+        #expect(!result.outputText.contains("Sekret"))
+    }
+
+    @Test("A second provider is refused with a clear message; --replace takes the name")
+    func nameOwnership() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            first=$provider
+            "$coffer" secret-service 2> second.txt
+            echo "second=$?"
+            cat second.txt
+            "$coffer" secret-service --replace 2>>"$PROVIDER_LOG" &
+            provider=$!
+            wait "$first"
+            echo "first=$?"
+            wait_for_name && echo replaced
+            printf %s 'after-Sekret' | secret-tool store --label='After' service after-1
+            echo "lookup=$(secret-tool lookup service after-1)"
+            rm -f second.txt
+            """#)
+        let output = result.outputText
+        #expect(output.contains("second=1\n"), "\(output)")
+        #expect(
+            output.contains(
+                "coffer: org.freedesktop.secrets is already owned by another provider (coffer, pid "),
+            "\(output)")
+        #expect(output.contains("); stop it, or run coffer secret-service --replace\n"), "\(output)")
+        #expect(output.contains("first=0\nreplaced\n"), "\(output)")
+        #expect(output.contains("lookup=after-Sekret\n"), "\(output)")
+        #expect(bus.providerText().contains("another provider took org.freedesktop.secrets; stopping"))
+    }
+}
