@@ -88,6 +88,10 @@
         var running = true
         /// The sender of the call being handled.
         var caller = ""
+        /// Signals raised while a call is handled, sent after its reply.
+        var pendingSignals: [BusMessage] = []
+        /// Whether a call is being handled.
+        var handling = false
 
         /// A provider for `store`; nothing is read or served until ``start(replace:)``.
         package init(store: PasswordStore, onEvent: @escaping (ProviderEvent) -> Void) throws {
@@ -271,6 +275,12 @@
         func handle(_ message: BusMessage) -> Bool {
             guard message.isMethodCall else { return false }
             caller = message.sender
+            handling = true
+            defer {
+                handling = false
+                for signal in pendingSignals { try? bus.send(signal) }
+                pendingSignals = []
+            }
             do {
                 let arguments = try message.readAll()
                 guard let object = resolve(message.path) else {
@@ -839,8 +849,12 @@
             guard let signal = try? bus.signal(path: path, interface: interface, member: member) else {
                 return
             }
-            try? signal.append(values)
-            try? bus.send(signal)
+            guard (try? signal.append(values)) != nil else { return }
+            if handling {
+                pendingSignals.append(signal)
+            } else {
+                try? bus.send(signal)
+            }
         }
 
         /// Forgets the sessions and prompts of a client that left the bus.

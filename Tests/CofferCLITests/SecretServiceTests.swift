@@ -1,4 +1,5 @@
 import Coffer
+import CofferSecretService
 import CofferTestSupport
 import Testing
 
@@ -268,5 +269,174 @@ struct SecretServiceTests {
         #expect(output.contains("first=0\nreplaced\n"), "\(output)")
         #expect(output.contains("lookup=after-Sekret\n"), "\(output)")
         #expect(bus.providerText().contains("another provider took org.freedesktop.secrets; stopping"))
+    }
+
+    /// A client of Python's secretstorage that checks collections, items, search, replace, delete and
+    /// locking in one session algorithm (`dh` or `plain`), printing `ok` and what it checked.
+    static let secretStorageClient = #"""
+        import sys
+        import secretstorage
+        from secretstorage.dhcrypto import Session
+        from secretstorage.util import DBusAddressWrapper, SS_PATH, SERVICE_IFACE
+
+        algorithm = sys.argv[1]
+        bus = secretstorage.dbus_init()
+        session = None
+        if algorithm == "plain":
+            service = DBusAddressWrapper(SS_PATH, SERVICE_IFACE, bus)
+            output, path = service.call("OpenSession", "sv", "plain", ("s", ""))
+            session = Session()
+            session.object_path = path
+            session.encrypted = False
+        else:
+            session = secretstorage.util.open_session(bus)
+            assert session.encrypted and session.aes_key is not None
+
+        def collection_at(path):
+            return secretstorage.Collection(bus, path, session=session)
+
+        default = collection_at(secretstorage.get_collection_by_alias(bus, "default").collection_path)
+        assert secretstorage.get_default_collection(bus).get_label() == "Login"
+        assert default.collection_path.endswith("/collection/login"), default.collection_path
+        assert default.get_label() == "Login"
+        assert not default.is_locked()
+
+        # Odd names and values: a colon, a percent sign, blanks at the ends, a line break, no ASCII.
+        attributes = {"xdg:schema": "org.example.Mail", "user": "dave-" + algorithm,
+                      "odd key: 100%": " spaced\nvalue ", "ünï": "çödé"}
+        secret = b"bin\x00\nary\xff " + algorithm.encode()
+        label = "Mail für Dave\nsecond line"
+        item = default.create_item(label, attributes, secret, replace=False, content_type="application/octet-stream")
+        item = secretstorage.Item(bus, item.item_path, session=session)
+        assert item.get_secret() == secret
+        assert item.get_secret_content_type() == "application/octet-stream"
+        assert item.get_attributes() == attributes, item.get_attributes()
+        assert item.get_label() == label
+        assert item.get_created() > 0 and item.get_modified() >= item.get_created()
+        found = list(default.search_items({"user": "dave-" + algorithm}))
+        assert [f.item_path for f in found] == [item.item_path], found
+        found = list(secretstorage.search_items(bus, {"odd key: 100%": " spaced\nvalue ", "user": "dave-" + algorithm}))
+        assert [f.item_path for f in found] == [item.item_path], found
+        assert list(default.search_items({"user": "nobody"})) == []
+        print("ok create and search")
+
+        # Replace keeps the item and changes its secret; without replace a second item is made.
+        again = default.create_item("Replaced", attributes, b"new " + algorithm.encode(), replace=True)
+        assert again.item_path == item.item_path
+        assert secretstorage.Item(bus, item.item_path, session=session).get_secret() == b"new " + algorithm.encode()
+        other = default.create_item("Twin", attributes, b"twin", replace=False)
+        assert other.item_path != item.item_path
+        assert len(list(default.search_items(attributes))) == 2
+        print("ok replace")
+
+        # Changing the label, attributes and secret of an item.
+        item.set_label("Relabelled")
+        item.set_attributes({"user": "erin-" + algorithm})
+        item.set_secret(b"changed " + algorithm.encode())
+        fresh = secretstorage.Item(bus, item.item_path, session=session)
+        assert fresh.get_label() == "Relabelled"
+        assert fresh.get_attributes() == {"user": "erin-" + algorithm}
+        assert fresh.get_secret() == b"changed " + algorithm.encode()
+        assert list(default.search_items({"user": "dave-" + algorithm})) != []
+        assert len(list(default.search_items({"user": "erin-" + algorithm}))) == 1
+        print("ok change")
+
+        # Deleting.
+        other.delete()
+        fresh.delete()
+        assert list(default.search_items({"user": "erin-" + algorithm})) == []
+        assert list(default.search_items(attributes)) == []
+        keeper = default.create_item(label, attributes, secret, content_type="application/octet-stream")
+        assert [i.item_path for i in default.search_items(attributes)] == [keeper.item_path]
+        print("ok delete")
+
+        # A collection of its own, with an alias.
+        work = secretstorage.create_collection(bus, "Work " + algorithm, alias="work-" + algorithm, session=session)
+        assert work.get_label() == "Work " + algorithm
+        assert any(c.collection_path == work.collection_path for c in secretstorage.get_all_collections(bus))
+        assert secretstorage.get_collection_by_alias(bus, "work-" + algorithm).collection_path == work.collection_path
+        kept = work.create_item("In work", {"place": "work-" + algorithm}, b"work secret")
+        assert [i.item_path for i in secretstorage.search_items(bus, {"place": "work-" + algorithm})] == [kept.item_path]
+        work.set_label("Renamed " + algorithm)
+        assert collection_at(work.collection_path).get_label() == "Renamed " + algorithm
+        print("ok collection")
+
+        # Locking: a locked collection's items are found as locked and give no secret until unlocked.
+        work.lock()
+        assert work.is_locked()
+        assert secretstorage.Item(bus, kept.item_path, session=session).is_locked()
+        try:
+            secretstorage.Item(bus, kept.item_path, session=session).get_secret()
+            raise SystemExit("a locked item gave its secret")
+        except secretstorage.exceptions.LockedException:
+            pass
+        dismissed = work.unlock()
+        assert not dismissed and not work.is_locked()
+        assert secretstorage.Item(bus, kept.item_path, session=session).get_secret() == b"work secret"
+        print("ok lock")
+
+        work.delete()
+        assert all(c.collection_path != work.collection_path for c in secretstorage.get_all_collections(bus))
+        assert list(secretstorage.search_items(bus, {"place": "work-" + algorithm})) == []
+        print("ok delete collection")
+        """#
+
+    @Test(
+        "python3-secretstorage: collections, items, search, replace, delete, locking",
+        arguments: ["dh", "plain"])
+    func secretStorage(algorithm: String) throws {
+        let bus = try SecretServiceSandbox()
+        try Self.secretStorageClient.write(toFile: bus.installed.sandbox.directory + "/client.py")
+        let result = try bus.check(
+            """
+            start_provider
+            python3 "$(dirname "$0")/client.py" \(algorithm)
+            """)
+        #expect(
+            result.outputText
+                == "ok create and search\nok replace\nok change\nok delete\nok collection\nok lock\nok delete collection\n",
+            "\(result.outputText)\(result.errorText)")
+
+        // The item left is an entry whose fields read back exactly; nothing of it is in clear.
+        let names = bus.items()
+        try #require(names.count == 1, "\(names)")
+        let text = try #require(try bus.installed.decrypted(names[0]))
+        let restored = ItemStore.parse(SecureBytes(string: text), name: "x")
+        #expect(restored.metadata.attributes["odd key: 100%"] == " spaced\nvalue ")
+        #expect(restored.metadata.attributes["ünï"] == "çödé")
+        #expect(restored.metadata.label == "Mail für Dave\nsecond line")
+        #expect(text.contains("secret-encoding: base64\n"), "\(text)")
+        #expect(try bus.installed.uncommitted().isEmpty)
+        #expect(bus.items("Work_" + algorithm).isEmpty)
+        let clear = try bus.clearBytes()
+        for word in ["dave-", "erin-", "spaced", "Mail f", "org.example.Mail", "work secret", "Relabelled"] {
+            #expect(!clear.contains(word), "\(word) is in clear")
+        }
+    }
+
+    @Test("Python keyring (SecretService backend): keyring set, get and del")
+    func pythonKeyring() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            printf '%s\n' 'kr-Sekret 1' | keyring set mail.example.org frank-77 2>/dev/null
+            echo "set=$?"
+            echo "get=$(keyring get mail.example.org frank-77)"
+            printf '%s\n' 'kr-Sekret 2' | keyring set mail.example.org frank-77 2>/dev/null
+            echo "again=$(keyring get mail.example.org frank-77)"
+            keyring del mail.example.org frank-77
+            echo "del=$?"
+            keyring get mail.example.org frank-77
+            echo "gone=$?"
+            """#)
+        #expect(
+            result.outputText == "set=0\nget=kr-Sekret 1\nagain=kr-Sekret 2\ndel=0\ngone=1\n",
+            "\(result.outputText)\(result.errorText)")
+        #expect(bus.items().isEmpty)
+        #expect(try bus.installed.git(["log", "--format=%s"]).contains("Remove secret-service/login/"))
+        let clear = try bus.clearBytes()
+        #expect(
+            !clear.contains("frank-77") && !clear.contains("mail.example.org") && !clear.contains("Sekret"))
     }
 }
