@@ -191,8 +191,8 @@ package struct ItemStore: Sendable {
     package struct StoredCollection: Sendable {
         /// The folder name.
         package var id: String
-        /// The label (the folder name when no `.collection` entry says otherwise).
-        package var label: String
+        /// The label its `.collection` entry gives, `nil` without one.
+        package var label: String?
         /// When it was created (0 when unknown).
         package var created: UInt64
         /// The items, by entry id.
@@ -236,7 +236,7 @@ package struct ItemStore: Sendable {
         var names: [(collection: Int, id: String, stamp: FileStamp)] = []
         for folder in try FileSystem.contents(of: top) where !folder.hasPrefix(".") {
             guard FileSystem.isDirectory(top + "/" + folder) else { continue }
-            collections.append(StoredCollection(id: folder, label: folder, created: 0, items: [:]))
+            collections.append(StoredCollection(id: folder, label: nil, created: 0, items: [:]))
             for file in try FileSystem.contents(of: top + "/" + folder) where file.hasSuffix(".gpg") {
                 let id = String(file.dropLast(4))
                 guard !id.isEmpty, FileSystem.isFile(top + "/" + folder + "/" + file),

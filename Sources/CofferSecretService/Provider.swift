@@ -147,8 +147,10 @@
             let loaded = try items.load(cache: &cache)
             var fresh: [String: Collection] = [:]
             for stored in loaded.collections {
+                // Without a `.collection` entry, `login` is labelled as gnome-keyring labels it, others by folder.
+                let label = stored.label ?? (stored.id == "login" ? "Login" : stored.id)
                 var collection = Collection(
-                    id: stored.id, label: stored.label, created: stored.created, modified: stored.created)
+                    id: stored.id, label: label, created: stored.created, modified: stored.created)
                 for (id, metadata) in stored.items {
                     collection.items[Self.pathElement(id)] = Item(id: id, metadata: metadata)
                     collection.modified = max(collection.modified, metadata.modified)
@@ -283,10 +285,7 @@
             }
             do {
                 let arguments = try message.readAll()
-                guard let object = resolve(message.path) else {
-                    throw BusError(
-                        "org.freedesktop.DBus.Error.UnknownObject", "no such object: \(message.path)")
-                }
+                guard let object = resolve(message.path) else { throw BusError.noSuchObject(message.path) }
                 let results = try call(
                     object, message.interface, message.member, arguments, path: message.path)
                 let reply = try bus.reply(to: message)
@@ -385,6 +384,7 @@
                 }
             case "CreateCollection":
                 try Self.expect(arguments, "a{sv}s")
+                try Self.checkAlias(arguments[1].stringValue ?? "", allowEmpty: true)
                 let properties = arguments[0].keyedValues ?? [:]
                 let label = properties[Self.collectionInterface + ".Label"]?.stringValue ?? ""
                 return [
@@ -430,6 +430,7 @@
             case "SetAlias":
                 try Self.expect(arguments, "so")
                 let name = arguments[0].stringValue ?? ""
+                try Self.checkAlias(name, allowEmpty: false)
                 let target = arguments[1].stringValue ?? "/"
                 if target == "/" {
                     aliases[name] = nil
@@ -442,6 +443,14 @@
                 return []
             default:
                 throw BusError.unknownMethod(interface, member)
+            }
+        }
+
+        /// Refuses aliases other than `default` (the only one clients use; gnome-keyring refuses them too).
+        static func checkAlias(_ alias: String, allowEmpty: Bool) throws {
+            guard alias == "default" || (allowEmpty && alias.isEmpty) else {
+                throw BusError(
+                    "org.freedesktop.DBus.Error.NotSupported", "only the alias 'default' is supported")
             }
         }
 
@@ -526,6 +535,9 @@
                 var metadata = ItemMetadata(
                     label: label, attributes: attributes, contentType: contentType, created: now)
                 metadata.type = type
+                if !type.isEmpty && attributes["xdg:schema"] == nil {
+                    metadata.attributes["xdg:schema"] = type
+                }
                 let id: String
                 if let replacing {
                     id = replacing.value.id
@@ -735,7 +747,14 @@
                     guard let attributes = value.stringDictionaryValue else {
                         throw BusError.invalidArguments("Attributes is a dictionary of strings")
                     }
+                    // The type is the schema: new attributes that name one change it; without one, it stays and
+                    // is named in them (as gnome-keyring does).
                     metadata.attributes = attributes
+                    if let schema = attributes["xdg:schema"] {
+                        metadata.type = schema
+                    } else if !metadata.type.isEmpty {
+                        metadata.attributes["xdg:schema"] = metadata.type
+                    }
                 } else {
                     guard let text = value.stringValue else {
                         throw BusError.invalidArguments("\(name) is a string")
