@@ -74,7 +74,8 @@
         }
 
         let items: ItemStore
-        let bus: BusConnection
+        /// The connection (set once, in `init`, after the index is read).
+        private(set) var bus: BusConnection!
         let onEvent: (ProviderEvent) -> Void
         /// The collections, by object-path element.
         var collections: [String: Collection] = [:]
@@ -93,16 +94,23 @@
         /// Whether a call is being handled.
         var handling = false
 
-        /// A provider for `store`; nothing is read or served until ``start(replace:)``.
+        /// A provider for `store`, its index read; nothing is served until ``run(replace:)``.
+        ///
+        /// The index is read first (every entry decrypted once), then the bus connected: a connection left
+        /// unanswered while a large store is read would be closed by the bus before it authenticated.
         package init(store: PasswordStore, onEvent: @escaping (ProviderEvent) -> Void) throws {
             items = ItemStore(store: store)
-            bus = try BusConnection()
             self.onEvent = onEvent
+            bus = nil
+            unreadable = try loadIndex()
+            bus = try BusConnection()
         }
+
+        /// How many entries did not decrypt when the index was first read.
+        private var unreadable = 0
 
         /// Reads the index, takes the name and serves until the bus closes or another provider replaces it.
         package func run(replace: Bool) throws {
-            let unreadable = try loadIndex()
             try bus.addFallback(Self.root) { [unowned self] message in handle(message) }
             try bus.matchSignal(
                 sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",

@@ -61,10 +61,12 @@ struct SecretServiceSandbox {
 
         """#
 
-    init() throws {
+    /// A sandbox whose bus activates the services described in `serviceDirectory`, when given.
+    init(serviceDirectory: String? = nil) throws {
         installed = try InstalledAsPass(git: true)
         coffer = try CofferBinary.path()
         busConfig = installed.sandbox.directory + "/session.conf"
+        let services = serviceDirectory.map { "  <servicedir>\($0)</servicedir>\n" } ?? ""
         try """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -72,7 +74,7 @@ struct SecretServiceSandbox {
           <type>session</type>
           <listen>unix:tmpdir=\(installed.sandbox.directory)</listen>
           <auth>EXTERNAL</auth>
-          <policy context="default">
+        \(services)  <policy context="default">
             <allow send_destination="*" eavesdrop="true"/>
             <allow eavesdrop="true"/>
             <allow own="*"/>
@@ -490,5 +492,149 @@ struct SecretServiceTests {
                 == "pass-insert seen\nnew collection seen\npass-rm seen\ntool-Sekret\nItemCreated 2\n"
                 + "ItemDeleted 1\nCollectionCreated 1\n1\n",
             "\(result.outputText)\(result.errorText)\(bus.providerText())")
+    }
+
+    @Test("make install's activation file starts the provider when a client first asks for it")
+    func activation() throws {
+        let folder = try TestFiles.temporaryFolder("coffer-dbus-services")
+        defer { _ = try? TestProcess.run(["rm", "-rf", folder], environment: ["PATH": "/usr/bin:/bin"]) }
+        let template = String(
+            decoding: TestFiles.read(TestFiles.packageRoot + "/data/org.freedesktop.secrets.service.in")
+                ?? [],
+            as: UTF8.self)
+        let binFolder = String(try CofferBinary.path().dropLast("/coffer".count))
+        try TestFiles.write(
+            template.split(separator: "@BINDIR@", omittingEmptySubsequences: false).joined(
+                separator: binFolder),
+            to: folder + "/org.freedesktop.secrets.service", mode: 0o644)
+        let bus = try SecretServiceSandbox(serviceDirectory: folder)
+        let result = try bus.check(
+            #"""
+            printf %s 'activated-Sekret' | secret-tool store --label='Activated' service act-1
+            echo "store=$?"
+            echo "lookup=$(secret-tool lookup service act-1)"
+            provider=$(dbus-send --session --print-reply --dest=org.freedesktop.DBus / \
+                org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets |
+                sed -n 's/.*uint32 //p')
+            echo "by=$(cat /proc/$provider/comm)"
+            """#)
+        #expect(
+            result.outputText == "store=0\nlookup=activated-Sekret\nby=coffer\n",
+            "\(result.outputText)\(result.errorText)")
+        #expect(bus.items().count == 1)
+    }
+
+    @Test(
+        "Clients that leave mid-call, use another's session or send nonsense get errors; the provider stays")
+    func misbehavingClients() throws {
+        let bus = try SecretServiceSandbox()
+        try Self.secretStorageClient.write(toFile: bus.installed.sandbox.directory + "/unused.py")
+        let result = try bus.check(
+            #"""
+            start_provider
+            python3 - <<'PYTHON'
+            import secretstorage
+            from jeepney import new_method_call, DBusAddress
+            from jeepney.io.blocking import open_dbus_connection
+            from secretstorage.util import DBusAddressWrapper, SS_PATH, SERVICE_IFACE
+
+            def error_name(error):
+                return str(error.__cause__ or error).split("]")[0] + "]"
+
+            # A client that sends CreateItem and leaves before the answer.
+            leaving = open_dbus_connection(bus="SESSION")
+            service = DBusAddress(SS_PATH, "org.freedesktop.secrets", SERVICE_IFACE)
+            reply = leaving.send_and_get_reply(new_method_call(service, "OpenSession", "sv", ("plain", ("s", ""))))
+            session = reply.body[1]
+            collection = DBusAddress("/org/freedesktop/secrets/collection/login", "org.freedesktop.secrets",
+                                     "org.freedesktop.Secret.Collection")
+            leaving.send(new_method_call(collection, "CreateItem", "a{sv}(oayays)b", (
+                {"org.freedesktop.Secret.Item.Label": ("s", "Left"),
+                 "org.freedesktop.Secret.Item.Attributes": ("a{ss}", {"who": "leaver-1"})},
+                (session, b"", b"left-Sekret", "text/plain"), False)))
+            leaving.close()
+
+            bus = secretstorage.dbus_init()
+            found = list(secretstorage.search_items(bus, {"who": "leaver-1"}))
+            print("left item", len(found), found[0].get_secret() if found else None)
+
+            # Its session died with it: nobody else can use it.
+            item = DBusAddressWrapper(found[0].item_path, "org.freedesktop.Secret.Item", bus)
+            try:
+                item.call("GetSecret", "o", session)
+                print("dead session answered")
+            except Exception as error:
+                print("dead session", error_name(error))
+
+            # Another client's live session is refused.
+            other = open_dbus_connection(bus="SESSION")
+            reply = other.send_and_get_reply(new_method_call(service, "OpenSession", "sv", ("plain", ("s", ""))))
+            try:
+                item.call("GetSecret", "o", reply.body[1])
+                print("foreign session answered")
+            except Exception as error:
+                print("foreign session", error_name(error))
+
+            # Wrong argument types, an unknown algorithm, a secret that does not decrypt.
+            service = DBusAddressWrapper(SS_PATH, SERVICE_IFACE, bus)
+            for name, signature, body in [("SearchItems", "s", ("x",)), ("OpenSession", "sv", ("rot13", ("s", ""))),
+                                          ("Unlock", "s", ("x",)), ("NoSuchMethod", "", ())]:
+                try:
+                    service.call(name, signature, *body)
+                    print(name, "answered")
+                except Exception as error:
+                    print(name, error_name(error))
+            session = secretstorage.util.open_session(bus)
+            login = DBusAddressWrapper("/org/freedesktop/secrets/collection/login",
+                                       "org.freedesktop.Secret.Collection", bus)
+            try:
+                login.call("CreateItem", "a{sv}(oayays)b", {}, (session.object_path, b"0123456789abcdef",
+                                                                   b"not a multiple of sixteen", "text/plain"), False)
+                print("bad ciphertext answered")
+            except Exception as error:
+                print("bad ciphertext", error_name(error))
+            print("still serving", len(list(secretstorage.search_items(bus, {"who": "leaver-1"}))))
+            PYTHON
+            kill -0 "$provider" && echo alive
+            """#)
+        #expect(
+            result.outputText == """
+                left item 1 b'left-Sekret'
+                dead session [org.freedesktop.Secret.Error.NoSession]
+                foreign session [org.freedesktop.DBus.Error.AccessDenied]
+                SearchItems [org.freedesktop.DBus.Error.InvalidArgs]
+                OpenSession [org.freedesktop.DBus.Error.NotSupported]
+                Unlock [org.freedesktop.DBus.Error.InvalidArgs]
+                NoSuchMethod [org.freedesktop.DBus.Error.UnknownMethod]
+                bad ciphertext [org.freedesktop.DBus.Error.InvalidArgs]
+                still serving 1
+                alive
+
+                """, "\(result.outputText)\(result.errorText)")
+        #expect(!bus.providerText().contains("Sekret") && !bus.providerText().contains("leaver"))
+    }
+
+    @Test("A commit that fails fails the call with git's reason and no secret; the provider goes on")
+    func failingCommit() throws {
+        let bus = try SecretServiceSandbox()
+        let hook = bus.installed.store + "/.git/hooks/pre-commit"
+        try TestFiles.write("#!/bin/sh\necho 'commits are refused here' >&2\nexit 1\n", to: hook, mode: 0o755)
+        let result = try bus.check(
+            #"""
+            start_provider
+            printf %s 'hooked-Sekret' | secret-tool store --label='Hooked label' service hook-1 2> store.txt
+            echo "store=$?"
+            cat store.txt
+            rm -f store.txt "$PASSWORD_STORE_DIR/.git/hooks/pre-commit"
+            printf %s 'after-Sekret' | secret-tool store --label='After' service hook-2
+            echo "after=$(secret-tool lookup service hook-2)"
+            """#)
+        let output = result.outputText
+        #expect(output.contains("store=1\n"), "\(output)")
+        #expect(output.contains("commits are refused here"), "\(output)")
+        #expect(
+            !output.contains("hooked-Sekret") && !output.contains("hook-1")
+                && !output.contains("Hooked label"))
+        #expect(output.hasSuffix("after=after-Sekret\n"), "\(output)")
     }
 }
