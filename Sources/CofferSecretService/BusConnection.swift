@@ -35,6 +35,13 @@
 
         deinit { sd_bus_flush_close_unref(bus) }
 
+        /// Waits until the bus has authenticated the connection and given it a name.
+        package func waitUntilReady() throws {
+            var name: UnsafePointer<CChar>?
+            let result = sd_bus_get_unique_name(bus, &name)
+            if result < 0 { throw BusError.system("cannot connect to the session bus", result) }
+        }
+
         /// What became of a request for a well-known name.
         package enum NameRequest: Sendable, Equatable {
             /// The name is ours.

@@ -96,14 +96,14 @@
 
         /// A provider for `store`, its index read; nothing is served until ``run(replace:)``.
         ///
-        /// The index is read first (every entry decrypted once), then the bus connected: a connection left
-        /// unanswered while a large store is read would be closed by the bus before it authenticated.
+        /// The bus is connected (and the connection made ready, so that it is not closed while a large
+        /// store is read), then the index read: every entry decrypted once.
         package init(store: PasswordStore, onEvent: @escaping (ProviderEvent) -> Void) throws {
             items = ItemStore(store: store)
             self.onEvent = onEvent
-            bus = nil
-            unreadable = try loadIndex()
             bus = try BusConnection()
+            try bus.waitUntilReady()
+            unreadable = try loadIndex()
         }
 
         /// How many entries did not decrypt when the index was first read.
