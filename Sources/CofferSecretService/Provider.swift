@@ -93,6 +93,8 @@
         var pendingSignals: [BusMessage] = []
         /// Whether a call is being handled.
         var handling = false
+        /// Processes started in the background (telling gpg-agent to forget), reaped when they end.
+        var children: [pid_t] = []
 
         /// A provider for `store`, its index read; nothing is served until ``run(replace:)``.
         ///
@@ -142,8 +144,10 @@
                 root: items.store.root + "/" + ItemStore.folder, storeRoot: items.store.root)
             while running {
                 guard try bus.processPending(), running else { break }
-                let ready = bus.wait(extra: watcher.descriptor.map { [$0] } ?? [], timeout: 60_000)
+                let ready = bus.wait(
+                    extra: watcher.descriptor.map { [$0] } ?? [], timeout: children.isEmpty ? 60_000 : 200)
                 if !ready.isEmpty && watcher.drain() { refresh() }
+                children = children.filter { waitpid($0, nil, WNOHANG) == 0 }
             }
             bus.flush()
         }
@@ -808,14 +812,30 @@
             return [.objectPaths(unlocked), .objectPath(prompt)]
         }
 
-        /// `Lock`: marks collections locked (their secrets are read again only after an unlock).
+        /// `Lock`: marks collections locked (their secrets are given again only after an unlock) and tells
+        /// gpg-agent to forget the passphrases of the keys their entries are encrypted to, so that the
+        /// unlock asks for them again.
         func lock(_ paths: [String]) throws -> [BusValue] {
             var done: [String] = []
+            var forgotten: Set<String> = []
             for path in paths {
                 switch resolve(path) {
                 case .collection(let element)?, .item(let element, _)?:
+                    guard let collection = collections[element] else { continue }
                     collections[element]?.locked = true
                     done.append(path)
+                    if forgotten.insert(element).inserted {
+                        let store = items.store
+                        if let recipients = try? store.recipients(
+                            forFolder: ItemStore.folder + "/" + collection.id)
+                        {
+                            if let started = try? AgentPassphrases.startForgetting(
+                                recipients: recipients.ids, options: store.configuration.gpgOptions)
+                            {
+                                children.append(started)
+                            }
+                        }
+                    }
                 default:
                     continue
                 }

@@ -637,4 +637,33 @@ struct SecretServiceTests {
                 && !output.contains("Hooked label"))
         #expect(output.hasSuffix("after=after-Sekret\n"), "\(output)")
     }
+
+    @Test("Lock tells gpg-agent to forget the passphrase of the collection's key")
+    func lockForgetsPassphrase() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            gpg --batch --quiet --pinentry-mode loopback --passphrase 'lock-pass' \
+                --quick-gen-key 'Lock Test <lock@coffer.test>' ed25519 sign never
+            fpr=$(gpg --with-colons --list-keys lock@coffer.test | awk -F: '/^fpr/ {print $10; exit}')
+            gpg --batch --quiet --pinentry-mode loopback --passphrase 'lock-pass' --quick-add-key "$fpr" cv25519 encr never
+            echo allow-preset-passphrase >> "$GNUPGHOME/gpg-agent.conf"
+            gpgconf --kill gpg-agent
+            /usr/bin/pass init -p secret-service/login "$fpr" >/dev/null
+            grip=$(gpg --with-colons --with-keygrip --list-secret-keys lock@coffer.test | awk -F: '/^grp/ {g=$10} END {print g}')
+            printf %s 'lock-pass' | /usr/lib/gnupg/gpg-preset-passphrase --preset "$grip"
+            cached() { gpg-connect-agent 'KEYINFO --list' /bye | awk -v g="$grip" '$3 == g {print $7}'; }
+            start_provider
+            printf %s 'locked-Sekret' | secret-tool store --label='Locked' service lock-1
+            echo "lookup=$(secret-tool lookup service lock-1)"
+            echo "before=$(cached)"
+            python3 -c 'import secretstorage; c = secretstorage.get_default_collection(secretstorage.dbus_init()); c.lock(); print("locked", c.is_locked())'
+            # The agent forgets in the background (pinentry may ask this very provider about its own cache).
+            for i in $(seq 100); do [ "$(cached)" = - ] && break; sleep 0.1; done
+            echo "after=$(cached)"
+            """#)
+        #expect(
+            result.outputText == "lookup=locked-Sekret\nbefore=1\nlocked True\nafter=-\n",
+            "\(result.outputText)\(result.errorText)")
+    }
 }
