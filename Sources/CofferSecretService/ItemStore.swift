@@ -72,7 +72,12 @@ package struct ItemStore: Sendable {
     // MARK: - The entry format
 
     /// The text of an item's entry.
-    package static func entryText(secret: SecureBytes, metadata: ItemMetadata) -> SecureBytes {
+    ///
+    /// `keeping` are lines of the entry as it was that are not the provider's (fields and notes a person
+    /// added with `pass edit`); they follow the provider's fields unchanged.
+    package static func entryText(secret: SecureBytes, metadata: ItemMetadata, keeping: [[UInt8]] = [])
+        -> SecureBytes
+    {
         var fields: [(String, String)] = [
             ("label", escape(metadata.label, isName: false)),
             ("content-type", escape(metadata.contentType, isName: false)),
@@ -98,7 +103,30 @@ package struct ItemStore: Sendable {
         }
         sink.append("\n")
         for (key, value) in fields { sink.append(key + ": " + value + "\n") }
+        for line in keeping {
+            line.withUnsafeBytes { sink.append($0) }
+            sink.append("\n")
+        }
         return sink.finish()
+    }
+
+    /// The keys of the fields the provider writes (attributes are `attribute.` and a name).
+    static let providerKeys: Set<String> = [
+        "label", "content-type", "type", "created", "modified", "secret-encoding",
+    ]
+
+    /// The lines after line 1 of an entry's text that are not the provider's fields, without their `\n`.
+    package static func foreignLines(_ text: SecureBytes) -> [[UInt8]] {
+        text.withUnsafeBytes { buffer -> [[UInt8]] in
+            var lines = buffer.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map(
+                Array.init)
+            if buffer.last == UInt8(ascii: "\n") { lines.removeLast() }
+            return lines.dropFirst().filter { line in
+                guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return true }
+                let key = String(decoding: line[..<colon], as: UTF8.self)
+                return !(providerKeys.contains(key) || key.hasPrefix("attribute."))
+            }
+        }
     }
 
     /// The secret and metadata of an entry's text; entries not written by the provider (a password typed
@@ -299,19 +327,29 @@ package struct ItemStore: Sendable {
     // MARK: - Writing the store
 
     /// Writes item `id` of `collection` (atomically, committed when the store is a git work tree).
+    ///
+    /// An entry that exists keeps the lines that are not the provider's (read and written under the
+    /// store's lock).
     package func write(collection: String, id: String, secret: SecureBytes, metadata: ItemMetadata) throws {
         let name = Self.entryName(collection: collection, id: id)
-        let verb = store.contains(name) ? "Update" : "Add"
-        try store.write(
-            name, Self.entryText(secret: secret, metadata: metadata),
-            commitMessage: "\(verb) Secret Service item \(name).")
+        guard store.contains(name) else {
+            try store.write(
+                name, Self.entryText(secret: secret, metadata: metadata),
+                commitMessage: "Add Secret Service item \(name).")
+            return
+        }
+        try store.update(name, commitMessage: "Update Secret Service item \(name).") { text in
+            Self.entryText(secret: secret, metadata: metadata, keeping: Self.foreignLines(text))
+        }
     }
 
     /// Changes the metadata of item `id` of `collection`, keeping its secret.
     package func update(collection: String, id: String, metadata: ItemMetadata) throws {
         let name = Self.entryName(collection: collection, id: id)
         try store.update(name, commitMessage: "Update Secret Service item \(name).") { text in
-            Self.entryText(secret: Self.parse(text, name: id).secret, metadata: metadata)
+            Self.entryText(
+                secret: Self.parse(text, name: id).secret, metadata: metadata,
+                keeping: Self.foreignLines(text))
         }
     }
 

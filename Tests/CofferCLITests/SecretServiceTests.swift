@@ -666,4 +666,35 @@ struct SecretServiceTests {
             result.outputText == "lookup=locked-Sekret\nbefore=1\nlocked True\nafter=-\n",
             "\(result.outputText)\(result.errorText)")
     }
+
+    @Test("An entry made by hand is an item; changing it through the bus keeps its other lines")
+    func handMadeEntry() throws {
+        let bus = try SecretServiceSandbox()
+        try bus.installed.insert(
+            "secret-service/login/odd name é", "hand-Sekret\nurl: https://example.org\nfree notes\n")
+        let result = try bus.check(
+            #"""
+            start_provider
+            python3 - <<'PYTHON'
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            items = list(secretstorage.get_default_collection(bus).get_all_items())
+            print([(i.get_label(), i.get_attributes(), i.get_secret()) for i in items])
+            item = items[0]
+            item.set_label("Labelled")
+            item.set_attributes({"service": "hand-1"})
+            item.set_secret(b"new-Sekret")
+            found = list(secretstorage.search_items(bus, {"service": "hand-1"}))
+            print(len(found), found[0].get_label(), found[0].get_secret())
+            PYTHON
+            """#)
+        #expect(
+            result.outputText == "[('odd name é', {}, b'hand-Sekret')]\n1 Labelled b'new-Sekret'\n",
+            "\(result.outputText)\(result.errorText)")
+        let text = try #require(try bus.installed.decrypted("secret-service/login/odd name é"))
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.first == "new-Sekret")
+        #expect(lines.contains("label: Labelled") && lines.contains("attribute.service: hand-1"), "\(text)")
+        #expect(lines.suffix(2) == ["url: https://example.org", "free notes"], "\(text)")
+    }
 }
