@@ -891,8 +891,41 @@
 
         // MARK: - Signals and clients
 
-        /// Sends a signal; a failure to send is not the caller's problem.
+        /// Sends a signal of the Secret Service, and `org.freedesktop.DBus.Properties.PropertiesChanged` for
+        /// the objects whose properties it changed (so that clients caching properties, as GDBus proxies
+        /// do, see new labels, attributes and item lists).
         func emit(_ path: String, _ interface: String, _ member: String, _ values: [BusValue]) {
+            queue(path, interface, member, values)
+            switch member {
+            case "CollectionCreated", "CollectionDeleted":
+                propertiesChanged(Self.root, Self.serviceInterface, .service)
+            case "CollectionChanged":
+                if let changed = values.first?.stringValue, let object = resolve(changed) {
+                    propertiesChanged(changed, Self.collectionInterface, object)
+                }
+            case "ItemCreated", "ItemDeleted", "ItemChanged":
+                if let object = resolve(path) { propertiesChanged(path, Self.collectionInterface, object) }
+                if member == "ItemChanged", let changed = values.first?.stringValue,
+                    let object = resolve(changed)
+                {
+                    propertiesChanged(changed, Self.itemInterface, object)
+                }
+            default:
+                break
+            }
+        }
+
+        /// `PropertiesChanged` of `interface` at `path`, with every property of `object` as it is now.
+        func propertiesChanged(_ path: String, _ interface: String, _ object: Object) {
+            guard let properties = try? properties(of: object), !properties.isEmpty else { return }
+            queue(
+                path, Self.propertiesInterface, "PropertiesChanged",
+                [.string(interface), .properties(properties), .array(element: "s", [])])
+        }
+
+        /// Sends a signal (after the reply, while a call is handled); a failure to send is not the caller's
+        /// problem.
+        func queue(_ path: String, _ interface: String, _ member: String, _ values: [BusValue]) {
             guard let signal = try? bus.signal(path: path, interface: interface, member: member) else {
                 return
             }

@@ -485,12 +485,13 @@ struct SecretServiceTests {
             done
             echo "CollectionCreated $(grep -A1 'member=CollectionCreated' signals.txt | grep -c 'collection/elsewhere"')"
             grep -A1 'member=ItemCreated' signals.txt | grep -c 'collection/login/external"' || true
+            echo "PropertiesChanged $(grep 'path=/org/freedesktop/secrets/collection/login;' signals.txt | grep -c 'member=PropertiesChanged')"
             rm -f signals.txt
             """#)
         #expect(
             result.outputText
                 == "pass-insert seen\nnew collection seen\npass-rm seen\ntool-Sekret\nItemCreated 2\n"
-                + "ItemDeleted 1\nCollectionCreated 1\n1\n",
+                + "ItemDeleted 1\nCollectionCreated 1\n1\nPropertiesChanged 3\n",
             "\(result.outputText)\(result.errorText)\(bus.providerText())")
     }
 
