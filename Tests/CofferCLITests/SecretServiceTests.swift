@@ -698,4 +698,44 @@ struct SecretServiceTests {
         #expect(lines.contains("label: Labelled") && lines.contains("attribute.service: hand-1"), "\(text)")
         #expect(lines.suffix(2) == ["url: https://example.org", "free notes"], "\(text)")
     }
+
+    @Test("Introspect describes every object; Properties answers Get, GetAll and refuses read-only Set")
+    func introspectionAndProperties() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            printf %s 'intro-Sekret' | secret-tool store --label='Intro' service intro-1
+            item=$(call /org/freedesktop/secrets org.freedesktop.Secret.Service.SearchItems \
+                dict:string:string:service,intro-1 | sed -n 's/.*object path "\(.*\)"/\1/p' | head -1)
+            introspect() {
+                call "$1" org.freedesktop.DBus.Introspectable.Introspect | grep -o "$2" | head -1
+            }
+            introspect /org/freedesktop/secrets 'interface name="org.freedesktop.Secret.Service"'
+            introspect /org/freedesktop/secrets 'node name="collection"'
+            introspect /org/freedesktop/secrets/collection 'node name="login"'
+            introspect /org/freedesktop/secrets/collection/login 'method name="CreateItem"'
+            introspect /org/freedesktop/secrets/collection/login "node name=\"${item##*/}\""
+            introspect "$item" 'property name="Attributes" type="a{ss}" access="readwrite"'
+            call "$item" org.freedesktop.DBus.Properties.Get string:org.freedesktop.Secret.Item string:Label |
+                grep -o 'string "Intro"'
+            call /org/freedesktop/secrets/aliases/default org.freedesktop.DBus.Properties.GetAll \
+                string:org.freedesktop.Secret.Collection | grep -c 'string "\(Items\|Label\|Locked\|Created\|Modified\)"'
+            call "$item" org.freedesktop.DBus.Properties.Set string:org.freedesktop.Secret.Item \
+                string:Created variant:uint64:5 2>&1 | grep -o 'org.freedesktop.DBus.Error.PropertyReadOnly'
+            """#)
+        let lines: [String] = result.outputText.split(separator: "\n").map(String.init)
+        let expected: [String] = [
+            #"interface name="org.freedesktop.Secret.Service""#, #"node name="collection""#,
+            #"node name="login""#, #"method name="CreateItem""#, "item node",
+            #"property name="Attributes" type="a{ss}" access="readwrite""#, #"string "Intro""#, "5",
+            "org.freedesktop.DBus.Error.PropertyReadOnly",
+        ]
+        try #require(lines.count == expected.count, "\(result.outputText)\(result.errorText)")
+        for (index, line) in lines.enumerated() where index != 4 {
+            #expect(line == expected[index])
+        }
+        // The collection lists its item as a child node.
+        #expect(lines[4].hasPrefix("node name=\"") && lines[4].count > "node name=\"\"".count, "\(lines[4])")
+    }
 }
