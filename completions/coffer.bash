@@ -14,7 +14,7 @@
 
 # Commands offered for the first word.
 _coffer_commands="init ls find grep show insert edit generate rm mv cp git help version"
-_coffer_commands+=" history restore sync clone fsck git-credential docker-credential secret-service"
+_coffer_commands+=" history restore sync clone fsck git-credential docker-credential setup recipients otp audit secret-service"
 
 # The word being completed with the shell's quoting taken off: an opening ' or ", and \ escapes.
 _coffer_unquote() {
@@ -84,11 +84,13 @@ _coffer_complete_entries() {
 }
 
 # Adds the e-mail addresses and fingerprints of the secret keys in the keyring.
+#   $1: "public" for every key of the keyring (default: the secret keys)
 _coffer_complete_keys() {
     type -P gpg >/dev/null || return
-    local IFS=$'\n' keys
-    keys=$(gpg --list-secret-keys --with-colons 2>/dev/null | awk -F: '
-        $1 == "sec" { want = 1 }
+    local IFS=$'\n' keys listing=--list-secret-keys
+    [[ ${1:-} == public ]] && listing=--list-keys
+    keys=$(gpg "$listing" --with-colons 2>/dev/null | awk -F: '
+        $1 == "sec" || $1 == "pub" { want = 1 }
         $1 == "fpr" && want { print $10; want = 0 }
         $1 == "uid" && match($10, /<[^>]*>/) { print substr($10, RSTART + 1, RLENGTH - 2) }')
     COMPREPLY+=($(compgen -W "$keys" -- "$cur"))
@@ -136,7 +138,8 @@ _coffer() {
         if [[ ${COMP_WORDS[index]} == -- ]]; then
             case $command in
                 init) _coffer_complete_keys ;;
-                find | search | grep | git | help | version | sync | clone | fsck | git-credential | docker-credential | secret-service) ;;
+                recipients) _coffer_complete_keys public ;;
+                find | search | grep | git | help | version | sync | clone | fsck | git-credential | docker-credential | setup | secret-service) ;;
                 *) _coffer_complete_entries entries ;;
             esac
             return
@@ -205,6 +208,53 @@ _coffer() {
         fsck)
             _coffer_complete_options "--fix"
             ;;
+        setup)
+            case $previous in
+                --name | --email | --remote | --clone) ;;
+                *) _coffer_complete_options "--name --email --no-passphrase --remote --clone" ;;
+            esac
+            ;;
+        recipients)
+            case $previous in
+                -p | --path | --path=) _coffer_complete_entries folders ;;
+                *)
+                    _coffer_complete_options "--path -p" && return
+                    local action=""
+                    for ((index = 2; index < COMP_CWORD; index++)); do
+                        case ${COMP_WORDS[index]} in
+                            -p | --path) ((index++)) ;;
+                            -*) ;;
+                            *)
+                                action=${COMP_WORDS[index]}
+                                break
+                                ;;
+                        esac
+                    done
+                    if [[ -z $action ]]; then
+                        local IFS=$' \t\n'
+                        COMPREPLY+=($(compgen -W "add rm" -- "$cur"))
+                    else
+                        _coffer_complete_keys public
+                    fi
+                    ;;
+            esac
+            ;;
+        audit)
+            case $previous in
+                --breached | --breached=)
+                    compopt -o filenames 2>/dev/null
+                    local word
+                    _coffer_unquote "$cur" word
+                    local IFS=$'\n'
+                    COMPREPLY+=($(compgen -f -- "$word"))
+                    ;;
+                --age | --age= | --min-bits | --min-bits=) ;;
+                *)
+                    _coffer_complete_options "--json --show-passwords --age --breached --min-bits" ||
+                        _coffer_complete_entries folders
+                    ;;
+            esac
+            ;;
         git-credential)
             if ((COMP_CWORD == 2)); then
                 local IFS=$' \t\n'
@@ -216,6 +266,30 @@ _coffer() {
                 local IFS=$' \t\n'
                 COMPREPLY+=($(compgen -W "store get erase list version" -- "$cur"))
             fi
+            ;;
+        otp)
+            # otp [code] NAME | otp insert|add|append [options] [NAME] | otp uri [options] NAME | otp validate URI
+            if ((COMP_CWORD == 2)); then
+                _coffer_complete_options "--clip -c" && return
+                local IFS=$' \t\n'
+                COMPREPLY+=($(compgen -W "code show insert add append uri validate help version" -- "$cur"))
+                _coffer_complete_entries entries 1
+                return
+            fi
+            case ${COMP_WORDS[2]} in
+                insert | add | append)
+                    case $previous in
+                        -i | --issuer | -a | --account | --issuer= | --account=) ;;
+                        *)
+                            _coffer_complete_options "--force -f --echo -e --secret -s --issuer -i --account -a" ||
+                                _coffer_complete_entries entries
+                            ;;
+                    esac
+                    ;;
+                uri) _coffer_complete_options "--clip -c --qrcode -q" || _coffer_complete_entries entries 1 ;;
+                validate | help | version) ;;
+                *) _coffer_complete_options "--clip -c" || _coffer_complete_entries entries 1 ;;
+            esac
             ;;
         secret-service)
             _coffer_complete_options "--replace"

@@ -80,10 +80,13 @@ function __coffer_folders
 end
 
 # E-mail addresses and fingerprints of the secret keys in the keyring.
+# With "public": every key of the keyring (default: the secret keys).
 function __coffer_keys
     command -sq gpg; or return
-    gpg --list-secret-keys --with-colons 2>/dev/null | awk -F: '
-        $1 == "sec" { want = 1 }
+    set -l listing --list-secret-keys
+    test "$argv[1]" = public; and set listing --list-keys
+    gpg $listing --with-colons 2>/dev/null | awk -F: '
+        $1 == "sec" || $1 == "pub" { want = 1 }
         $1 == "fpr" && want { print $10; want = 0 }
         $1 == "uid" && match($10, /<[^>]*>/) { print substr($10, RSTART + 1, RLENGTH - 2) }'
 end
@@ -117,8 +120,12 @@ set -l commands \
     sync 'Pull and push the store, merging entries' \
     clone 'Clone a store from a git remote' \
     fsck 'Check the store and optionally repair it' \
+    audit 'Report weak, reused, old and breached passwords' \
     git-credential 'git credential helper (get, store, erase)' \
     docker-credential 'docker credential helper (store, get, erase, list)' \
+    otp 'One-time codes from otpauth:// URIs (as pass-otp)' \
+    setup 'First run: make a key, set up or clone the store' \
+    recipients 'List, add or remove the recipients of the store or a folder' \
     secret-service 'Serve the store as the Secret Service on the session bus' \
     help 'Show usage, or the usage of one command' \
     version 'Show the version'
@@ -195,10 +202,53 @@ end
 # fsck [--fix]
 complete -c $program -n '__coffer_using fsck' -l fix -d 'Repair what can be repaired'
 
+# audit [--json] [--show-passwords] [--age DAYS] [--breached FILE] [--min-bits BITS] [subfolder]
+complete -c $program -n '__coffer_using audit' -l json -d 'Print the findings as JSON'
+complete -c $program -n '__coffer_using audit' -l show-passwords -d 'Print the passwords the findings are about'
+complete -c $program -n '__coffer_using audit' -l age -x -d 'Days after which an unchanged password is old'
+complete -c $program -n '__coffer_using audit' -l breached -r -F -d "Have I Been Pwned's SHA-1 list ordered by hash"
+complete -c $program -n '__coffer_using audit' -l min-bits -x -d 'Estimated strength below which a password is weak'
+complete -c $program -n '__coffer_first_operand --age,--breached,--min-bits audit' -a '(__coffer_folders)'
+
 # the credential helpers' actions
 complete -c $program -n '__coffer_using git-credential' -x -a 'get store erase'
 complete -c $program -n '__coffer_using docker-credential' -x -a 'store get erase list version'
 
+# otp [code] NAME, otp insert|add|append [options] [NAME], otp uri [options] NAME, otp validate URI
+function __coffer_otp_subcommand
+    set -l words (commandline -opc)
+    test (count $words) -gt 2; and test $words[2] = otp; and contains -- $words[3] $argv
+end
+set -l otp_subcommands code show insert add append uri validate help version
+complete -c $program -n "__coffer_first_operand '' otp" -a "$otp_subcommands" -d 'otp subcommand'
+complete -c $program -n "__coffer_first_operand '' otp" -a '(__coffer_entries)'
+complete -c $program -n "__coffer_first_operand '' otp" -s c -l clip -d 'Copy the code to the clipboard'
+complete -c $program -n '__coffer_otp_subcommand code show' -s c -l clip -d 'Copy the code to the clipboard'
+complete -c $program -n '__coffer_otp_subcommand code show uri' -a '(__coffer_entries)'
+complete -c $program -n '__coffer_otp_subcommand uri' -s c -l clip -d 'Copy the URI to the clipboard'
+complete -c $program -n '__coffer_otp_subcommand uri' -s q -l qrcode -d 'Show the URI as a QR code'
+complete -c $program -n '__coffer_otp_subcommand insert add append' -s f -l force -d 'Overwrite without asking'
+complete -c $program -n '__coffer_otp_subcommand insert add append' -s e -l echo -d 'Echo the input'
+complete -c $program -n '__coffer_otp_subcommand insert add append' -s s -l secret \
+    -d 'Read the secret instead of a URI'
+complete -c $program -n '__coffer_otp_subcommand insert add append' -s i -l issuer -x -d 'The issuer, with --secret'
+complete -c $program -n '__coffer_otp_subcommand insert add append' -s a -l account -x \
+    -d 'The account, with --secret'
+complete -c $program -n '__coffer_otp_subcommand insert add append' -a '(__coffer_entries)'
+
+# setup [--name NAME] [--email EMAIL] [--no-passphrase] [--remote URL | --clone URL]
+complete -c $program -n '__coffer_using setup' -l name -x -d 'The name for a new key'
+complete -c $program -n '__coffer_using setup' -l email -x -d 'The e-mail address for a new key'
+complete -c $program -n '__coffer_using setup' -l no-passphrase -d 'Make the new key without a passphrase'
+complete -c $program -n '__coffer_using setup' -l remote -x -d 'Make the store a git repository and push it there'
+complete -c $program -n '__coffer_using setup' -l clone -x -d 'Clone an existing store from this URL'
+
+# recipients [add|rm] [-p SUBFOLDER] [KEY...]
+complete -c $program -n '__coffer_using recipients' -s p -l path -x -a '(__coffer_folders)' \
+    -d 'The subfolder whose recipients to list or change'
+complete -c $program -n "__coffer_first_operand -p,--path recipients" -a 'add rm' -d 'Change the recipients'
+complete -c $program -n '__coffer_using recipients; and not __coffer_first_operand -p,--path recipients' \
+    -a '(__coffer_keys public)' -d 'gpg id'
 # secret-service [--replace]
 complete -c $program -n '__coffer_using secret-service' -l replace -d 'Take the bus name from the provider that owns it'
 

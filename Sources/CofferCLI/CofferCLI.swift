@@ -13,6 +13,11 @@ import Coffer
 public enum CofferCLI {
     /// Runs the command named by the process arguments and exits with its status.
     public static func run() -> Never {
+        // Started without even its name (an empty argv): which command was meant is unknown.
+        guard CommandLine.argc > 0 else {
+            standardError.line("Error: started with no arguments at all (not even the program's name).")
+            exit(1)
+        }
         // Swift replaces bytes that are not UTF-8 in arguments; refuse rather than act on another name.
         for index in 1..<Int(CommandLine.argc) {
             guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else {
@@ -67,7 +72,16 @@ public enum CofferCLI {
     ) throws {
         let name = command == "--help" ? "help" : command == "--version" ? "version" : command
         if let found = CommandRegistry.command(named: name) {
-            if found.name != "help" && HelpCommand.asksForHelp(arguments) && found.origin != .hidden {
+            // Under pass's name, a pass extension of the same name (pass-audit for `audit`) is what pass
+            // would run: it wins over a command of coffer's own that is not a reimplementation of it.
+            if found.yieldsToPassExtension, invocation.speaksAsPass,
+                try ExtensionCommand.run(allArguments, invocation)
+            {
+                return
+            }
+            if found.name != "help" && !found.handlesHelp && HelpCommand.asksForHelp(arguments)
+                && found.origin != .hidden
+            {
                 HelpCommand.run(topic: name, invocation)
                 return
             }

@@ -51,6 +51,13 @@ struct Command: Sendable {
     /// The lines below it there, indentation included, when they are not ``help`` indented by eight
     /// spaces.
     var passLines: (@Sendable (Invocation) -> [String])?
+    /// Whether the command reads `--help` itself (`otp --help`, as pass-otp does) instead of the shared
+    /// `COMMAND --help`.
+    var handlesHelp = false
+    /// Whether, run under pass's name, a pass extension of the same name runs instead, as in pass: set for
+    /// a command of coffer's own that an extension also provides with other options and words (`audit`
+    /// and pass-audit), not for one that reimplements the extension faithfully (`otp`).
+    var yieldsToPassExtension = false
     /// Runs it with the arguments after the command word.
     let run: @Sendable ([String], Invocation) throws -> Void
 
@@ -82,7 +89,8 @@ enum CommandRegistry {
         HelpCommand.command, VersionCommand.command, HistoryCommand.command, RestoreCommand.command,
         SyncCommand.command, CloneCommand.command, FsckCommand.command, MergeDriverCommand.command,
         ExtensionHelperCommand.command, GitCredentialCommand.command,
-        DockerCredentialCommand.command, SecretServiceCommand.command,
+        DockerCredentialCommand.command, SetupCommand.command, RecipientsCommand.command,
+        OTPCommand.command, AuditCommand.command, SecretServiceCommand.command,
     ]
 
     /// The command called `name` (or by one of its aliases), if there is one.

@@ -67,9 +67,18 @@ struct CommandRegistryTests {
         #expect(version.text.contains(CofferRelease.version))
     }
 
+    @Test("otp --help prints pass-otp's usage, help otp coffer's entry for otp")
+    func otpHelp() throws {
+        let (viaOption, _) = try Self.outputs(["otp", "--help"], as: "coffer")
+        #expect(viaOption.text.hasPrefix("Usage:\n\n    coffer otp [code] [--clip,-c] pass-name\n"))
+        #expect(viaOption.text.hasSuffix("More information may be found in the pass-otp(1) man page.\n"))
+        let (viaHelp, _) = try Self.outputs(["help", "otp"], as: "coffer")
+        #expect(viaHelp.text.hasPrefix("Usage:\n    coffer otp [code] [--clip,-c] pass-name | "))
+    }
+
     @Test("COMMAND --help and help COMMAND print that command's usage")
     func usageOfOneCommand() throws {
-        for command in CommandRegistry.visible where command.name != "help" {
+        for command in CommandRegistry.visible where command.name != "help" && !command.handlesHelp {
             let (viaOption, _) = try Self.outputs([command.name, "--help"], as: "coffer")
             let (viaHelp, _) = try Self.outputs(["help", command.name], as: "coffer")
             #expect(viaOption == viaHelp, "\(command.name)")

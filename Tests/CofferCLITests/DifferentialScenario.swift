@@ -27,6 +27,8 @@ struct DifferentialScenario: Sendable {
     var unordered = false
     /// Why coffer deliberately differs from pass here; the difference is then a known issue.
     var deliberate: String?
+    /// A program the command is run through (`faketime -f TIME`), for both programs alike.
+    var launcher: [String] = []
 
     /// Standard input of the command.
     enum Input: Sendable {
@@ -114,9 +116,11 @@ struct DifferentialCase: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { "\(scenario.name) [\(locale.rawValue)]" }
 
-    /// Every case of the table.
+    /// Every case of the table; with `COFFER_DIFF_ONLY=PREFIX`, only the scenarios whose name starts with
+    /// it (`otp.`), to run one command's cases while working on it.
     static var all: [DifferentialCase] {
-        DifferentialTable.scenarios.flatMap { scenario in
+        let prefix = environmentVariable("COFFER_DIFF_ONLY") ?? ""
+        return DifferentialTable.scenarios.filter { $0.name.hasPrefix(prefix) }.flatMap { scenario in
             scenario.locales.map { DifferentialCase(scenario: scenario, locale: $0) }
         }
     }

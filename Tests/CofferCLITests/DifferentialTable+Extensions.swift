@@ -42,8 +42,9 @@ extension DifferentialTable {
 
             """#
 
-    /// A stand-in for the haveibeenpwned range API (pass-audit asks it through `requests`): one breached
-    /// password, `bank-password`, and a few other hashes in every bucket.
+    /// Debian's pass-audit with a stand-in for the haveibeenpwned range API (``pwnedRangeStub``). The
+    /// command runs under pass's name (`$HOME/bin/coffer` runs the program under test as `pass`, as for
+    /// people who installed coffer as pass): there pass's extension wins over coffer's own `audit`.
     static let auditStub =
         basic + #"""
             ins weak 'password\n'
@@ -51,23 +52,32 @@ extension DifferentialTable {
             ins twin 'site password\n'
             mkdir -p "$HOME/stub"
             cat > "$HOME/stub/requests.py" <<'EOF'
-            import hashlib
-            BREACHED = {hashlib.sha1(p.encode()).hexdigest().upper(): 42 for p in ["bank-password", "password"]}
-            class Response:
-                def __init__(self, text):
-                    self.text = text
-                    self.status_code = 200
-                def raise_for_status(self):
-                    pass
-            def get(url, headers=None, verify=True):
-                prefix = url.rsplit("/", 1)[1]
-                lines = ["%s:%d" % (h[5:], n) for h, n in sorted(BREACHED.items()) if h.startswith(prefix)]
-                lines.append("0000000000000000000000000000000000A:1")
-                return Response("\r\n".join(lines))
+            \#(pwnedRangeStub)
             EOF
             mkdir -p "$HOME/bin" && ln -s ../../bin/coffer "$HOME/bin/pass"
+            printf '#!/bin/bash\nexec -a pass "$HOME/../bin/coffer" "$@"\n' > "$HOME/bin/coffer"
+            chmod +x "$HOME/bin/coffer"
 
             """#
+
+    /// `requests.py`, a stand-in for the module pass-audit asks haveibeenpwned's range API through: one
+    /// breached password, `bank-password` (and `password`), and a few other hashes in every bucket; put its
+    /// folder on `PYTHONPATH`.
+    static let pwnedRangeStub = #"""
+        import hashlib
+        BREACHED = {hashlib.sha1(p.encode()).hexdigest().upper(): 42 for p in ["bank-password", "password"]}
+        class Response:
+            def __init__(self, text):
+                self.text = text
+                self.status_code = 200
+            def raise_for_status(self):
+                pass
+        def get(url, headers=None, verify=True):
+            prefix = url.rsplit("/", 1)[1]
+            lines = ["%s:%d" % (h[5:], n) for h, n in sorted(BREACHED.items()) if h.startswith(prefix)]
+            lines.append("0000000000000000000000000000000000A:1")
+            return Response("\r\n".join(lines))
+        """#
 
     /// A Bitwarden export and pass-import's `import.bash` in the user's extensions folder; `pass` on
     /// `PATH` (`$HOME/bin/pass`, a link to the sandbox's `coffer`) is the program under test, which pass-import runs to write the entries.

@@ -57,5 +57,10 @@ struct GPGProcessCountTests {
         }
         let checked = try gpgRuns { _ = try coffer(["fsck"]) }
         #expect(!checked.contains { $0.contains("[--decrypt]") }, "fsck ran gpg: \(checked)")
+        let audited = try gpgRuns {
+            let output = try sandbox.run([binary, "audit", "--json"], environment: environment)
+            #expect(output.status == 0 || output.status == 1, "audit: \(output.errorText)")
+        }
+        #expect(!audited.contains { $0.contains("[--decrypt]") }, "audit ran gpg: \(audited)")
     }
 }

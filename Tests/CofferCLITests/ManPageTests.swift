@@ -69,6 +69,7 @@ struct ManPageTests {
             "rename",
             "cp [--force, -f] old new", "copy", "git git-arguments...", "history name",
             "restore --revision revision name", "sync", "clone url [--path folder]", "fsck [--fix]",
+            "audit [--json] [--show-passwords] [--age days] [--breached file] [--min-bits bits] [subfolder]",
             "secret-service [--replace]",
             "help [command]", "version", "--help", "--version",
             // Environment.
@@ -97,8 +98,10 @@ struct ManPageTests {
             "LAYOUT", "THE .gpg-id FILE", "THE ENTRY FORMAT", "THE KEYCHAIN LAYOUT", "THE CODABLE ARCHIVE",
             "# starts a comment", "the nearest .gpg-id", "group family = alice@example.com bob@example.com",
             ".gpg-id.sig", "PASSWORD_STORE_SIGNING_KEY", "PASSWORD_STORE_KEY", "notes: |", "otpauth://",
-            "login:alice", "store/service/account.gpg", "share(with:)", "address.city: Paris", "tags: work",
-            "tags: mail", "ISO 8601", "base64", "sorted", "*.gpg merge=coffer",
+            "login:alice", "store/service/account.gpg", "share(with:)", "servers.0.host: h1", "tags: work",
+            "tags: mail", "extra.\"github.com\": token", "auth.key.name: deploy", "backup: []", "ISO 8601",
+            "base64",
+            "sorted", "label:", "*.gpg merge=coffer",
         ]
         for phrase in phrases {
             #expect(text.contains(phrase), "coffer-store.5 lacks \"\(phrase)\"")

@@ -45,11 +45,14 @@ struct SecretHygieneTests {
         let generated = try coffer(["show", "web/generated"])
         let regenerated = String(try coffer(["show", "web/copy"]).prefix(28))
         _ = try coffer(["git", "log", "--oneline"])
+        // audit reads git's history and, for old versions, git's blobs: git never sees a password.
+        let audited = try sandbox.run([binary, "audit", "--show-passwords"], environment: environment)
+        #expect(audited.status == 0 || audited.status == 1, "audit: \(audited.errorText)")
+        #expect(try self.text(ofLog: log).contains("[log]"), "audit did not read the history")
         #expect(generated.count == 32 && regenerated.count == 28)
 
         let secrets = ["inserted-93ac71", "edited-6f1d2b", generated, regenerated]
-        let logged = try sandbox.read(log)
-        let text = String(decoding: logged, as: UTF8.self)
+        let text = try self.text(ofLog: log)
         // The wrappers did run: gpg encrypted and decrypted, git committed, the editor started.
         for expected in ["--decrypt", "--encrypt", "[commit]", "argv: " + editor] {
             #expect(text.contains(expected), "no child logged \(expected)")
@@ -63,5 +66,9 @@ struct SecretHygieneTests {
             ])
             #expect(files.outputText.isEmpty, "secret found in \(files.outputText)")
         }
+    }
+
+    private func text(ofLog log: String) throws -> String {
+        String(decoding: TestFiles.read(log) ?? [], as: UTF8.self)
     }
 }

@@ -151,12 +151,35 @@ struct ShellCompletionTests {
             "restore": ["--revision"],
             "fsck": ["--fix"],
             "clone": ["--path"],
+            "otp": ["--clip", "-c"],
+            "setup": ["--name", "--email", "--no-passphrase", "--remote", "--clone"],
+            "recipients": ["--path", "-p"],
+            "audit": ["--json", "--show-passwords", "--age", "--breached", "--min-bits"],
         ]
         for (command, options) in expected {
             let offered = try Set(Self.bashComplete(fixture, ["coffer", command, "-"]))
             #expect(offered == options, "coffer \(command) -")
         }
         #expect(try Self.bashComplete(fixture, ["coffer", "show", "--q"]) == ["--qrcode"])
+        // otp: its subcommands and entries, then each subcommand's options, as pass-otp's.
+        #expect(try Self.bashComplete(fixture, ["coffer", "otp", "ur"]) == ["uri"])
+        #expect(try Self.bashComplete(fixture, ["coffer", "otp", "em"]) == ["email"])
+        #expect(
+            try Set(Self.bashComplete(fixture, ["coffer", "otp", "insert", "-"])) == [
+                "--force", "-f", "--echo", "-e", "--secret", "-s", "--issuer", "-i", "--account", "-a",
+            ])
+        #expect(
+            try Set(Self.bashComplete(fixture, ["coffer", "otp", "uri", "-"])) == [
+                "--clip", "-c", "--qrcode", "-q",
+            ])
+        #expect(try Self.bashComplete(fixture, ["coffer", "otp", "uri", "web/gi"]) == ["web/github.com"])
+        #expect(try Self.bashComplete(fixture, ["coffer", "otp", "insert", "-i", ""]).isEmpty)
+        #expect(try Set(Self.bashComplete(fixture, ["coffer", "recipients", ""])) == ["add", "rm"])
+        #expect(
+            try Set(Self.bashComplete(fixture, ["coffer", "recipients", "-p", "web", ""])) == ["add", "rm"])
+        #expect(try Self.bashComplete(fixture, ["coffer", "recipients", "-p", "w"]) == ["web/"])
+        #expect(try Self.bashComplete(fixture, ["coffer", "audit", "w"]) == ["web/"])
+        #expect(try Self.bashComplete(fixture, ["coffer", "au"]) == ["audit"])
     }
 
     @Test("bash completes names with spaces, typed quoted or escaped, and readline quotes them")
@@ -303,8 +326,10 @@ struct ShellCompletionTests {
             "coffer ", "coffer sh", "coffer help hi", "coffer show --", "coffer generate -",
             "coffer insert -",
             "coffer rm -", "coffer mv -", "coffer init -", "coffer restore --", "coffer fsck -",
+            "coffer audit -",
             "coffer clone https://example.com/store.git --", "coffer show web/", "coffer show web/gi",
             "coffer show web/my", "coffer rm \"web/my", "coffer edit so", "coffer ls ", "pass sy",
+            "coffer otp ur", "coffer otp append -", "coffer otp uri web/gi",
         ]
         let results = try Self.zshComplete(fixture, lines, folder: folder, setup: "compdef _coffer pass")
         func result(_ line: String) -> ZshResult { results[line] ?? ZshResult(buffer: "MISSING") }
@@ -331,6 +356,10 @@ struct ShellCompletionTests {
         #expect(Set(result("coffer init -").hits).isSuperset(of: ["--path", "-p"]))
         #expect(result("coffer restore --").buffer == "coffer restore --revision=")
         #expect(result("coffer fsck -").buffer == "coffer fsck --fix ")
+        #expect(
+            Set(result("coffer audit -").hits).isSuperset(of: [
+                "--json", "--show-passwords", "--age", "--breached", "--min-bits",
+            ]))
         #expect(result("coffer clone https://example.com/store.git --").hits.contains("--path"))
         let inWeb = Set(result("coffer show web/").hits)
         #expect(inWeb.contains { $0.hasSuffix("github.com") } && inWeb.contains { $0.hasSuffix("my site") })
@@ -341,6 +370,12 @@ struct ShellCompletionTests {
         #expect(result("coffer edit so").buffer == "coffer edit solo/deep/only ")
         #expect(!result("coffer ls ").hits.contains { $0.contains("notes") || $0.hasPrefix(".") })
         #expect(result("pass sy").buffer == "pass sync ")
+        #expect(result("coffer otp ur").buffer == "coffer otp uri ")
+        #expect(
+            Set(result("coffer otp append -").hits).isSuperset(of: [
+                "--force", "-f", "--echo", "-e", "--secret", "-s", "--issuer", "-i", "--account", "-a",
+            ]))
+        #expect(result("coffer otp uri web/gi").buffer == "coffer otp uri web/github.com ")
     }
 
     // MARK: - fish
@@ -395,12 +430,24 @@ struct ShellCompletionTests {
         #expect(try Set(complete("coffer init --")) == ["--path"])
         #expect(try Set(complete("coffer restore --")) == ["--revision"])
         #expect(try Set(complete("coffer fsck --")) == ["--fix"])
+        #expect(
+            try Set(complete("coffer audit --")) == [
+                "--json", "--show-passwords", "--age", "--breached", "--min-bits",
+            ])
+        #expect(try complete("coffer audit w") == ["web/"])
         #expect(try complete("coffer clone url --").contains("--path"))
         #expect(try Set(complete("coffer show web/")) == ["web/github.com", "web/my site"])
         #expect(try complete("coffer show web/my") == ["web/my site"])
         #expect(try complete("coffer edit em") == ["email"])
         #expect(try complete("coffer init --path ") == ["solo/", "web/"])
         #expect(try complete("coffer history web/g") == ["web/github.com"])
+        #expect(try complete("coffer otp ur") == ["uri"])
+        #expect(try complete("coffer otp uri web/g") == ["web/github.com"])
+        #expect(
+            try Set(complete("coffer otp insert --")) == [
+                "--force", "--echo", "--secret", "--issuer", "--account",
+            ])
+        #expect(try Set(complete("coffer otp uri --")) == ["--clip", "--qrcode"])
         #expect(try complete("coffer restore --revision HEAD em") == ["email"])
         #expect(try complete("coffer generate email ").isEmpty)
         #expect(try complete("pass sy") == ["sync"])

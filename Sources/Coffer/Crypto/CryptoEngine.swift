@@ -92,6 +92,8 @@ public struct KeyInfo: Sendable, Equatable {
         public let isRevoked: Bool
         /// When the subkey was made, in seconds since 1970 (0 when unknown).
         public let creationTime: Int
+        /// When the subkey expires, in seconds since 1970 (0 when it does not).
+        public var expirationTime: Int = 0
     }
 
     /// The primary key's fingerprint.

@@ -10,7 +10,7 @@ extension KeyInfo {
     /// most recently made encryption subkey that is valid, not revoked, not expired and already
     /// valid at `now` (the first one listed when several were made in the same second); the primary
     /// key when no subkey qualifies and it can encrypt itself; `nil` when nothing can.
-    func encryptionSubkey(now: Int) -> Subkey? {
+    package func encryptionSubkey(now: Int) -> Subkey? {
         guard isUsable, let primary = subkeys.first else { return nil }
         var chosen: Subkey?
         for subkey in subkeys.dropFirst()

@@ -2,11 +2,11 @@
 ///
 /// This tells which keys a file is encrypted to without decrypting it, as
 /// `gpg --list-only` does, so re-encryption can skip entries whose keys already match.
-enum OpenPGPPackets {
+package enum OpenPGPPackets {
     /// The long key ids (16 upper-case hex digits) of every PKESK packet before the encrypted data.
     ///
     /// Returns `nil` when the bytes do not start with OpenPGP packets.
-    static func recipientKeyIDs(_ message: [UInt8]) -> Set<String>? {
+    package static func recipientKeyIDs(_ message: [UInt8]) -> Set<String>? {
         if message.starts(with: Array("-----BEGIN PGP MESSAGE-----".utf8)) {
             return dearmored(message).flatMap(recipientKeyIDs)
         }

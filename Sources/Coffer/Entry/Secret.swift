@@ -163,6 +163,19 @@ public struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugS
         }
     }
 
+    /// The entry's one-time password key: the `otpauth://` URI pass-otp uses (the first line whose first
+    /// word starts with `otpauth://`), parsed; `nil` when the entry has none.
+    ///
+    /// - Throws: ``OneTimePassword/ParseError`` when that URI is malformed.
+    public var oneTimePassword: OneTimePassword? {
+        get throws {
+            var bytes = formatted()
+            defer { bytes.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
+            guard let uri = OneTimePassword.uri(in: bytes) else { return nil }
+            return try OneTimePassword(uri: uri)
+        }
+    }
+
     /// The entry's bytes, exactly as parsed when nothing was changed.
     public func formatted() -> [UInt8] {
         var output: [UInt8] = []

@@ -7,15 +7,19 @@
 /// Decodes `Decodable` values from entries in pass's format, as ``SecretEncoder`` writes them.
 ///
 /// The top-level property named ``passwordKey`` reads line 1; every other property reads the
-/// first field with its key (`address.city` for nested values), ignoring case, as
-/// ``Secret/field(_:)`` does. An array reads every field with its key, in order. A missing field decodes as `nil` for an optional property and throws
-/// `DecodingError.keyNotFound` otherwise.
+/// first field with its key (`address.city` for nested values, `servers.0.host` for an element of
+/// an array). A key component matches one spelled the same, else one that differs only in case. An
+/// array reads the fields under its indexes (`servers.0`, `servers.1`, ...) in numeric order, or, when
+/// there are none, every field with its key in order. A missing field, or `~`, decodes as `nil` for an
+/// optional property; a missing field throws `DecodingError.keyNotFound` otherwise.
 ///
-/// Fields the type does not know, free text and `otpauth://` lines are ignored, so a person
-/// can add notes with `pass edit` and the entry still decodes. Values are read leniently:
-/// blanks around numbers, dates and base64 are ignored, `Bool` accepts `true`/`false`,
-/// `yes`/`no`, `on`/`off` and `1`/`0` in any case, and dates accept any ISO 8601 offset
-/// (`+02:00`) or none (UTC).
+/// Decoding is lenient with what people add by hand: fields the type does not know, fields whose key
+/// starts with `#` (comments), blank lines, free text and `otpauth://` lines are ignored; blanks around
+/// keys, key components and the colon are ignored; a `[]` line among an array's fields is skipped;
+/// in a dictionary of single values, `github.com: token` reads as the key `github.com`. Values are read
+/// leniently too: blanks around numbers, dates and base64 are ignored, `Bool` accepts `true`/`false`,
+/// `yes`/`no`, `on`/`off` and `1`/`0` in any case, and dates accept any ISO 8601 offset (`+02:00`)
+/// or none (UTC). Where a value cannot be `nil`, `~` is the text `~`.
 public struct SecretDecoder: Sendable {
     /// The top-level key whose value is read from line 1 instead of from a field.
     public var passwordKey: String
@@ -40,10 +44,9 @@ public struct SecretDecoder: Sendable {
             userInfo: userInfo.mapValues { $0 as Any }
         )
         if T.self is any SecretScalar.Type {
-            return try source.decode(T.self, from: source.password, name: "password (line 1)", path: [])
+            return try source.scalar(T.self, from: source.password, name: "password (line 1)", path: [])
         }
-        return try T(
-            from: SecretDecodingWorker(source: source, position: .path(nil), codingPath: [], type: T.self))
+        return try T(from: SecretDecodingWorker(source: source, position: .top, codingPath: [], type: T.self))
     }
 
     /// Decodes a value of `type` from the bytes of an entry.
@@ -59,61 +62,26 @@ public struct SecretDecoder: Sendable {
 /// The parsed entry every container of one decoding reads from.
 final class SecretDecodingSource {
     let password: String
-    let fields: [Secret.Field]
-    let lowercasedKeys: [String]
+    let root: SecretFieldNode
     let passwordKey: String
     let userInfo: [CodingUserInfoKey: Any]
 
     init(secret: Secret, passwordKey: String, userInfo: [CodingUserInfoKey: Any]) {
         password = secret.password
-        fields = secret.fields
-        lowercasedKeys = fields.map { $0.key.lowercased() }
+        root = SecretFieldNode(fields: secret.fields)
         self.passwordKey = passwordKey
         self.userInfo = userInfo
     }
 
-    /// The values of the fields whose key is `key`, ignoring case, in order.
-    func values(forKey key: String) -> [String] {
-        let lowercased = key.lowercased()
-        return zip(fields, lowercasedKeys).filter { $0.1 == lowercased }.map(\.0.value)
-    }
+    /// The fields under the top-level password key (for a password that is an object or an array).
+    var passwordNode: SecretFieldNode? { root.exactChild(passwordKey) }
 
-    /// Whether some field's key starts with `prefix` and a dot, ignoring case.
-    func hasFields(under prefix: String) -> Bool {
-        let start = prefix.lowercased() + "."
-        return lowercasedKeys.contains { $0.hasPrefix(start) }
-    }
-
-    /// The keys one level below `prefix`, in the order they first appear.
-    ///
-    /// With `flat`, the whole rest of each key after `prefix` (dots included) is one key, as
-    /// for a dictionary of single values.
-    func childKeys(under prefix: String?, flat: Bool) -> [String] {
-        let prefixParts =
-            prefix.map { $0.lowercased().split(separator: ".", omittingEmptySubsequences: false) } ?? []
-        // At the top level, line 1 stands for the password key; fields spelled like it are ignored.
-        var seen: Set<String> = prefix == nil ? [passwordKey.lowercased()] : []
-        var keys: [String] = prefix == nil && !password.isEmpty ? [passwordKey] : []
-        for field in fields {
-            let parts = field.key.split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.count > prefixParts.count,
-                zip(parts, prefixParts).allSatisfy({ $0.lowercased() == $1 })
-            else { continue }
-            let rest = parts[prefixParts.count...]
-            let key = flat ? rest.joined(separator: ".") : String(rest.first!)
-            if seen.insert(key.lowercased()).inserted { keys.append(key) }
-        }
-        return keys
-    }
-
-    /// Decodes a `T` from the text of the field `name`.
-    func decode<T: Decodable>(_ type: T.Type, from text: String, name: String, path: [any CodingKey]) throws
+    /// Decodes a single value of `type` from the text `text` (line 1, or a field's text unescaped).
+    func scalar<T: Decodable>(_ type: T.Type, from text: String, name: String, path: [any CodingKey]) throws
         -> T
     {
         guard let scalarType = T.self as? any SecretScalar.Type else {
-            return try T(
-                from: SecretDecodingWorker(source: self, position: .value(text, name: name), codingPath: path)
-            )
+            preconditionFailure("scalar(_:from:name:path:) is only called for single value types")
         }
         guard let value = scalarType.parseSecretText(text) else {
             throw DecodingError.dataCorrupted(
@@ -126,21 +94,63 @@ final class SecretDecodingSource {
         }
         return value as! T
     }
+
+    /// Decodes a `T` from the field node `node` (the key `name`).
+    func decode<T: Decodable>(_ type: T.Type, at node: SecretFieldNode?, name: String, path: [any CodingKey])
+        throws
+        -> T
+    {
+        guard T.self is any SecretScalar.Type else {
+            return try T(
+                from: SecretDecodingWorker(
+                    source: self, position: .node(node, name: name), codingPath: path, type: T.self))
+        }
+        guard let written = node?.lines.first else {
+            throw DecodingError.keyNotFound(
+                path.last ?? SecretCodingKey(stringValue: name),
+                DecodingError.Context(
+                    codingPath: path, debugDescription: "The entry has no field \"\(name)\".")
+            )
+        }
+        return try scalar(T.self, from: SecretArchive.unescapedValue(written), name: name, path: path)
+    }
+
+    /// Decodes a `T` from one field text of an array written as repeated fields.
+    func decode<T: Decodable>(_ type: T.Type, written: String, name: String, path: [any CodingKey]) throws
+        -> T
+    {
+        guard T.self is any SecretScalar.Type else {
+            return try T(
+                from: SecretDecodingWorker(
+                    source: self, position: .value(written, name: name), codingPath: path, type: T.self))
+        }
+        return try scalar(T.self, from: SecretArchive.unescapedValue(written), name: name, path: path)
+    }
+
+    /// The key `child` continues `name` with, for messages.
+    static func name(_ name: String, _ child: String) -> String {
+        let component = SecretArchive.quotedComponent(child)
+        return name.isEmpty ? component : name + "." + component
+    }
 }
 
 /// The `Decoder` handed to `init(from:)`.
 struct SecretDecodingWorker: Decoder {
     enum Position {
-        /// At a key (`nil`: the top level), whose fields are not read yet.
-        case path(String?)
-        /// At one value: an array element, or a field read as a whole.
+        /// The whole entry.
+        case top
+        /// The top-level password key: line 1 for a single value, else the fields under the key.
+        case password
+        /// The fields at or under a key (`nil` when the entry has none).
+        case node(SecretFieldNode?, name: String)
+        /// One element of an array written as repeated fields.
         case value(String, name: String)
     }
 
     let source: SecretDecodingSource
     let position: Position
     let codingPath: [any CodingKey]
-    /// Whether keyed containers here treat dotted keys as one key (a dictionary of single values).
+    /// Whether keyed containers here also read dotted keys as one key (a dictionary of single values).
     let flatKeys: Bool
 
     var userInfo: [CodingUserInfoKey: Any] { source.userInfo }
@@ -153,95 +163,103 @@ struct SecretDecodingWorker: Decoder {
         self.flatKeys = (type as? any SecretDictionary.Type)?.hasScalarValues ?? false
     }
 
+    private func mismatch(_ type: Any.Type, _ what: String, _ name: String) -> DecodingError {
+        DecodingError.typeMismatch(
+            type,
+            DecodingError.Context(
+                codingPath: codingPath,
+                debugDescription:
+                    "Expected \(what) at \"\(name)\" but found the text of a field; the fields of "
+                    + "an array's \(what == "an object" ? "objects" : "arrays") are written under its indexes "
+                    + "(key.0.field)."
+            )
+        )
+    }
+
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        let node: SecretFieldNode?
+        let name: String
         switch position {
-        case .path(let prefix):
-            return KeyedDecodingContainer(
-                SecretKeyedDecodingContainer<Key>(
-                    source: source, prefix: prefix, codingPath: codingPath, flatKeys: flatKeys
-                )
-            )
-        case .value(_, let name):
-            throw DecodingError.typeMismatch(
-                [String: Any].self,
-                DecodingError.Context(
-                    codingPath: codingPath,
-                    debugDescription: "Expected an object at \"\(name)\" but found a single value; arrays of "
-                        + "objects cannot be stored in an entry."
-                )
-            )
+        case .top: (node, name) = (source.root, "")
+        case .password: (node, name) = (source.passwordNode, source.passwordKey)
+        case .node(let found, let key): (node, name) = (found, key)
+        case .value(_, let key): throw mismatch([String: Any].self, "an object", key)
         }
+        return KeyedDecodingContainer(
+            SecretKeyedDecodingContainer<Key>(
+                source: source, node: node, name: name,
+                isTop: { if case .top = position { true } else { false } }(),
+                codingPath: codingPath, flatKeys: flatKeys)
+        )
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         switch position {
-        case .path(let key?):
+        case .top:
+            return SecretUnkeyedDecodingContainer(source: source, node: source.root, name: "", codingPath: [])
+        case .password:
             return SecretUnkeyedDecodingContainer(
-                source: source, key: key, values: source.values(forKey: key), codingPath: codingPath
-            )
-        case .path(nil):
-            throw DecodingError.typeMismatch(
-                [Any].self,
-                DecodingError.Context(
-                    codingPath: codingPath,
-                    debugDescription:
-                        "An entry cannot be decoded as an array; decode a struct with an array property."
-                )
-            )
-        case .value(_, let name):
-            throw DecodingError.typeMismatch(
-                [Any].self,
-                DecodingError.Context(
-                    codingPath: codingPath,
-                    debugDescription: "Expected an array at \"\(name)\" but found a single value; arrays of "
-                        + "arrays cannot be stored in an entry."
-                )
-            )
+                source: source, node: source.passwordNode, name: source.passwordKey, codingPath: codingPath)
+        case .node(let node, let name):
+            return SecretUnkeyedDecodingContainer(
+                source: source, node: node, name: name, codingPath: codingPath)
+        case .value(_, let name): throw mismatch([Any].self, "an array", name)
         }
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        switch position {
-        case .path(nil):
-            SecretSingleValueDecodingContainer(
-                source: source, text: source.password, name: "password (line 1)", codingPath: codingPath
-            )
-        case .path(let key?):
-            SecretSingleValueDecodingContainer(
-                source: source, text: source.values(forKey: key).first, name: key, codingPath: codingPath
-            )
-        case .value(let text, let name):
-            SecretSingleValueDecodingContainer(source: source, text: text, name: name, codingPath: codingPath)
-        }
+        SecretSingleValueDecodingContainer(worker: self)
     }
 }
 
 struct SecretKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let source: SecretDecodingSource
-    let prefix: String?
+    let node: SecretFieldNode?
+    /// The key of the object, as written (empty at the top level).
+    let name: String
+    let isTop: Bool
     let codingPath: [any CodingKey]
     let flatKeys: Bool
 
     var allKeys: [Key] {
-        source.childKeys(under: prefix, flat: flatKeys).compactMap { Key(stringValue: $0) }
-    }
-
-    private func fullKey(_ key: any CodingKey) -> String {
-        prefix.map { "\($0).\(key.stringValue)" } ?? key.stringValue
+        var names: [String] = []
+        var seen: Set<String> = []
+        if isTop {
+            seen.insert(source.passwordKey)
+            if !source.password.isEmpty || source.passwordNode?.hasContent == true {
+                names.append(source.passwordKey)
+            }
+        }
+        if flatKeys {
+            // A dictionary of single values: every field below, dotted keys written by hand included.
+            for (key, _) in node?.flattened() ?? [] where seen.insert(key).inserted { names.append(key) }
+        } else {
+            for child in node?.childNames ?? [] where seen.insert(child).inserted { names.append(child) }
+        }
+        return names.compactMap { Key(stringValue: $0) }
     }
 
     private func isPassword(_ key: Key) -> Bool {
-        prefix == nil && key.stringValue == source.passwordKey
+        isTop && key.stringValue == source.passwordKey
     }
 
+    private func child(_ key: Key) -> SecretFieldNode? {
+        if let found = node?.child(key.stringValue) { return found }
+        guard flatKeys, let node else { return nil }
+        return node.flattened().first { $0.key == key.stringValue }?.node
+    }
+
+    private func childName(_ key: Key) -> String { SecretDecodingSource.name(name, key.stringValue) }
+
     func contains(_ key: Key) -> Bool {
-        if isPassword(key) { return !source.password.isEmpty }
-        let full = fullKey(key)
-        return !source.values(forKey: full).isEmpty || source.hasFields(under: full)
+        if isPassword(key) { return !source.password.isEmpty || source.passwordNode?.hasContent == true }
+        return child(key)?.hasContent == true
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        !contains(key)
+        if isPassword(key) { return !contains(key) }
+        guard let found = child(key), found.hasContent else { return true }
+        return found.isNil
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
@@ -251,22 +269,30 @@ struct SecretKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     private func decodeValue<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let path = codingPath + [key]
         if isPassword(key) {
-            return try source.decode(T.self, from: source.password, name: "password (line 1)", path: path)
-        }
-        let full = fullKey(key)
-        guard T.self is any SecretScalar.Type else {
+            if T.self is any SecretScalar.Type {
+                return try source.scalar(T.self, from: source.password, name: "password (line 1)", path: path)
+            }
             return try T(
                 from: SecretDecodingWorker(
-                    source: source, position: .path(full), codingPath: path, type: T.self))
+                    source: source, position: .password, codingPath: path, type: T.self))
         }
-        guard let text = source.values(forKey: full).first else {
-            throw DecodingError.keyNotFound(
-                key,
-                DecodingError.Context(
-                    codingPath: path, debugDescription: "The entry has no field \"\(full)\".")
-            )
+        return try source.decode(T.self, at: child(key), name: childName(key), path: path)
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+
+    private func decodeValueIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        if isPassword(key) {
+            let present =
+                T.self is any SecretScalar.Type ? !source.password.isEmpty : try !decodeNil(forKey: key)
+            return present ? try decodeValue(T.self, forKey: key) : nil
         }
-        return try source.decode(T.self, from: text, name: full, path: path)
+        guard let found = child(key), found.hasContent else { return nil }
+        // `~` is nil, unless the type is itself optional: then it is that optional's nil (`.some(nil)`).
+        if found.isNil && !(T.self is any SecretOptional.Type) { return nil }
+        return try decodeValue(T.self, forKey: key)
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decodeValue(type, forKey: key) }
@@ -284,68 +310,146 @@ struct SecretKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decodeValue(type, forKey: key) }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decodeValue(type, forKey: key) }
 
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+
     func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type,
         forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        KeyedDecodingContainer(
-            SecretKeyedDecodingContainer<NestedKey>(
-                source: source, prefix: fullKey(key), codingPath: codingPath + [key], flatKeys: false
-            )
-        )
+        try superDecoder(forKey: key).container(keyedBy: type)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        let full = fullKey(key)
-        return SecretUnkeyedDecodingContainer(
-            source: source, key: full, values: source.values(forKey: full), codingPath: codingPath + [key]
-        )
+        try superDecoder(forKey: key).unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder {
         let key = SecretCodingKey(stringValue: "super")
         return SecretDecodingWorker(
-            source: source, position: .path(fullKey(key)), codingPath: codingPath + [key])
+            source: source,
+            position: .node(node?.child(key.stringValue), name: SecretDecodingSource.name(name, "super")),
+            codingPath: codingPath + [key])
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        SecretDecodingWorker(source: source, position: .path(fullKey(key)), codingPath: codingPath + [key])
+        if isPassword(key) {
+            return SecretDecodingWorker(source: source, position: .password, codingPath: codingPath + [key])
+        }
+        return SecretDecodingWorker(
+            source: source, position: .node(child(key), name: childName(key)), codingPath: codingPath + [key])
     }
 }
 
 struct SecretUnkeyedDecodingContainer: UnkeyedDecodingContainer {
-    let source: SecretDecodingSource
-    let key: String
-    let values: [String]
-    let codingPath: [any CodingKey]
-    private(set) var currentIndex = 0
-
-    init(source: SecretDecodingSource, key: String, values: [String], codingPath: [any CodingKey]) {
-        self.source = source
-        self.key = key
-        self.values = values
-        self.codingPath = codingPath
+    /// Where the elements are.
+    private enum Elements {
+        /// Under the array's key and their indexes (`servers.0`, `servers.1`, ...).
+        case indexed([SecretFieldNode])
+        /// The texts of the fields with the array's key, one per element.
+        case repeated([String])
     }
 
-    var count: Int? { values.count }
-    var isAtEnd: Bool { currentIndex >= values.count }
+    let source: SecretDecodingSource
+    /// The key of the array, as written (empty at the top level).
+    let name: String
+    let codingPath: [any CodingKey]
+    private let elements: Elements
+    private(set) var currentIndex = 0
+
+    init(source: SecretDecodingSource, node: SecretFieldNode?, name: String, codingPath: [any CodingKey]) {
+        self.source = source
+        self.name = name
+        self.codingPath = codingPath
+        let indexed = node?.indexedChildren ?? []
+        if !indexed.isEmpty {
+            elements = .indexed(indexed)
+        } else {
+            let lines = node?.lines ?? []
+            elements = .repeated(lines.filter { !SecretArchive.isMarker($0, SecretArchive.emptyArrayMarker) })
+        }
+    }
+
+    var count: Int? {
+        switch elements {
+        case .indexed(let nodes): nodes.count
+        case .repeated(let texts): texts.count
+        }
+    }
+
+    var isAtEnd: Bool { currentIndex >= count! }
 
     private var currentPath: [any CodingKey] { codingPath + [SecretCodingKey(intValue: currentIndex)] }
 
+    private var currentName: String {
+        switch elements {
+        case .indexed: SecretDecodingSource.name(name, String(currentIndex))
+        case .repeated: "\(name) (value \(currentIndex + 1))"
+        }
+    }
+
     private func checkNotAtEnd(_ type: Any.Type) throws {
         guard isAtEnd else { return }
+        let what = name.isEmpty ? "The entry" : "The array \"\(name)\""
         throw DecodingError.valueNotFound(
             type,
             DecodingError.Context(
                 codingPath: currentPath,
-                debugDescription: "The entry has only \(values.count) fields \"\(key)\"."
+                debugDescription: "\(what) has only \(count!) \(count == 1 ? "element" : "elements")."
             )
         )
     }
 
     mutating func decodeNil() throws -> Bool {
         try checkNotAtEnd(Never?.self)
-        return false
+        let isNil: Bool
+        switch elements {
+        case .indexed(let nodes): isNil = nodes[currentIndex].isNil
+        case .repeated(let texts):
+            isNil = SecretArchive.isMarker(texts[currentIndex], SecretArchive.nilMarker)
+        }
+        if isNil { currentIndex += 1 }
+        return isNil
     }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
@@ -354,9 +458,14 @@ struct SecretUnkeyedDecodingContainer: UnkeyedDecodingContainer {
 
     private mutating func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
         try checkNotAtEnd(T.self)
-        let value = try source.decode(
-            T.self, from: values[currentIndex], name: "\(key) (value \(currentIndex + 1))", path: currentPath
-        )
+        let value: T
+        switch elements {
+        case .indexed(let nodes):
+            value = try source.decode(T.self, at: nodes[currentIndex], name: currentName, path: currentPath)
+        case .repeated(let texts):
+            value = try source.decode(
+                T.self, written: texts[currentIndex], name: currentName, path: currentPath)
+        }
         currentIndex += 1
         return value
     }
@@ -379,60 +488,66 @@ struct SecretUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        throw DecodingError.typeMismatch(
-            [String: Any].self,
-            DecodingError.Context(
-                codingPath: currentPath,
-                debugDescription: "Expected an object in the array \"\(key)\"; arrays of objects cannot be "
-                    + "stored in an entry."
-            )
-        )
+        try superDecoder().container(keyedBy: type)
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        throw DecodingError.typeMismatch(
-            [Any].self,
-            DecodingError.Context(
-                codingPath: currentPath,
-                debugDescription: "Expected an array in the array \"\(key)\"; arrays of arrays cannot be "
-                    + "stored in an entry."
-            )
-        )
+        try superDecoder().unkeyedContainer()
     }
 
     mutating func superDecoder() throws -> any Decoder {
         try checkNotAtEnd(Any.self)
-        let decoder = SecretDecodingWorker(
-            source: source,
-            position: .value(values[currentIndex], name: "\(key) (value \(currentIndex + 1))"),
-            codingPath: currentPath
-        )
+        let decoder: SecretDecodingWorker
+        switch elements {
+        case .indexed(let nodes):
+            decoder = SecretDecodingWorker(
+                source: source, position: .node(nodes[currentIndex], name: currentName),
+                codingPath: currentPath)
+        case .repeated(let texts):
+            decoder = SecretDecodingWorker(
+                source: source, position: .value(texts[currentIndex], name: currentName),
+                codingPath: currentPath)
+        }
         currentIndex += 1
         return decoder
     }
 }
 
 struct SecretSingleValueDecodingContainer: SingleValueDecodingContainer {
-    let source: SecretDecodingSource
-    let text: String?
-    let name: String
-    let codingPath: [any CodingKey]
+    let worker: SecretDecodingWorker
 
-    func decodeNil() -> Bool { text == nil }
+    var codingPath: [any CodingKey] { worker.codingPath }
+
+    func decodeNil() -> Bool {
+        let source = worker.source
+        switch worker.position {
+        case .top: return source.password.isEmpty && !source.root.hasContent
+        case .password: return source.password.isEmpty
+        case .node(let node, _): return node?.hasContent != true || node?.isNil == true
+        case .value(let written, _): return SecretArchive.isMarker(written, SecretArchive.nilMarker)
+        }
+    }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try decodeValue(type)
     }
 
     private func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
-        guard let text else {
-            throw DecodingError.valueNotFound(
-                T.self,
-                DecodingError.Context(
-                    codingPath: codingPath, debugDescription: "The entry has no field \"\(name)\".")
-            )
+        guard T.self is any SecretScalar.Type else {
+            return try T(
+                from: SecretDecodingWorker(
+                    source: worker.source, position: worker.position, codingPath: codingPath, type: T.self))
         }
-        return try source.decode(T.self, from: text, name: name, path: codingPath)
+        let source = worker.source
+        switch worker.position {
+        case .top, .password:
+            return try source.scalar(
+                T.self, from: source.password, name: "password (line 1)", path: codingPath)
+        case .node(let node, let name):
+            return try source.decode(T.self, at: node, name: name, path: codingPath)
+        case .value(let written, let name):
+            return try source.decode(T.self, written: written, name: name, path: codingPath)
+        }
     }
 
     func decode(_ type: Bool.Type) throws -> Bool { try decodeValue(type) }

@@ -7,45 +7,52 @@
 /// Encodes `Encodable` values as entries in pass's format.
 ///
 /// The top-level property named ``passwordKey`` becomes line 1; every other value becomes
-/// `key: value` fields in declaration order:
+/// `key: value` fields in declaration order, so `pass show` and every pass client shows them:
 ///
 /// ```swift
 /// struct Login: Codable {
 ///     var password: String
 ///     var login: String
 ///     var url: URL?
-///     var address: Address   // struct Address: Codable { var city: String }
 ///     var tags: [String]
+///     var servers: [Server]      // struct Server: Codable { var host: String; var port: Int }
+///     var extra: [String: String]
 /// }
 /// // hunter2
 /// // login: alice
 /// // url: https://example.com
-/// // address.city: Paris
 /// // tags: work
 /// // tags: mail
+/// // servers.0.host: h1
+/// // servers.0.port: 22
+/// // servers.1.host: h2
+/// // servers.1.port: 2222
+/// // extra."github.com": token
 /// ```
 ///
-/// - Keys are written exactly as the `CodingKey` spells them (`userName: x`); the decoder
-///   matches keys ignoring case, so files edited to `username: x` still decode, and two keys
-///   that differ only in case throw. Use lowercase coding keys to get the lowercase keys pass
-///   clients show best.
-/// - Strings, integers, floating-point numbers and `Bool` (`true`/`false`) are written as
-///   text, `Date` as ISO 8601 in UTC (`2024-05-01T12:00:00Z`, with fractional seconds only
-///   when needed), `Data` as standard base64 and `URL` as its absolute string.
-/// - Nested values use dotted keys (`address.city`); an array writes its key once per
-///   element; `nil` writes nothing; dictionaries write their entries sorted by key.
-/// - A string with line breaks, or the string `|`, is written as a multi-line field
-///   (`key: |` followed by lines indented by two spaces) and reads back unchanged.
+/// - Nested values use dotted keys (`address.city`). An array of single values writes its key once
+///   per element; any other array writes each element under its index (`servers.0.host`, `matrix.1`).
+///   A dictionary writes its entries sorted by key (numerically when every key is a whole number).
+/// - A key component that is empty, starts with `#`, starts or ends with a blank, or holds `.`, `"`,
+///   `\`, `:` or a control character is written in double quotes with JSON's escapes
+///   (`extra."github.com"`).
+/// - Strings, numbers and `Decimal` are written as text, `Bool` as `true`/`false`, `Date` as ISO 8601
+///   in UTC (`2024-05-01T12:00:00Z`, with fractional seconds only when needed), `Data` as standard
+///   base64 and `URL` as its absolute string. A string with line breaks, or the string `|`, is written
+///   as a multi-line field (`key: |` followed by lines indented by two spaces).
+/// - A `nil` property writes nothing. A `nil` that must be seen (in an array, a dictionary, or the
+///   inner `nil` of a nested optional) is written `~`; an empty array `[]` and an empty object or
+///   struct `{}`, so that every value below the top level writes at least one field and reads back
+///   as present.
+/// - A value text that is `~`, `[]` or `{}`, or starts with a blank, gets a leading `\` (as does one
+///   that already starts with backslashes followed by one of those or by `"`); a text with a carriage
+///   return at the end of a line is written as `\` followed by a JSON string.
 ///
-/// The encoder throws `EncodingError.invalidValue` rather than write a file that would read
-/// back differently: a key that is empty, contains `:` or a line break, or starts or ends with
-/// a blank; a value that starts with a space or a tab or has a `\r` at the end of a line; a
-/// password with a line break; arrays of objects, of arrays or containing `nil`; a `nil` in a
-/// dictionary; an optional or dictionary value that writes no line (an empty array or an
-/// object whose properties are all `nil`, or an empty password), since it would read back as
-/// absent; a dictionary key containing `.` unless the dictionary's values are single values;
-/// two values under the same key (ignoring case); a date outside the years 0–9999; and a
-/// top-level value that is not a struct, class, dictionary or single value.
+/// coffer-store(5) describes the format exactly. The encoder throws `EncodingError.invalidValue` rather
+/// than write a file that would read back differently: a password (line 1) with a line break or a
+/// carriage return at its end; an empty or `nil` password from an optional or a dictionary (an empty
+/// line 1 reads back as no password); two values under the same key; a date outside the years
+/// 0–9999; a top-level optional whose value writes nothing.
 public struct SecretEncoder: Sendable {
     /// The top-level key whose value is written as line 1 instead of as a field.
     public var passwordKey: String
@@ -70,19 +77,15 @@ public struct SecretEncoder: Sendable {
             dictionaryValuesAreScalar: nil
         )
         var layout = SecretLayout(passwordKey: passwordKey)
-        switch try layout.resolved(root.box(value, at: [])) {
-        case .scalar(let text):
-            try layout.setPassword(.scalar(text), mustAppear: false, path: [])
-        case .keyed(let storage):
-            try layout.addObject(storage, prefix: nil, path: [])
-        default:
+        try layout.addTopLevel(root.box(value, at: []))
+        if layout.isEmpty, let optional = value as? any SecretOptional, !optional.isSecretNil {
             throw EncodingError.invalidValue(
                 value,
                 EncodingError.Context(
                     codingPath: [],
                     debugDescription:
-                        "Cannot encode \(T.self) as an entry: the top-level value must be a struct, "
-                        + "a class, a dictionary or a single value such as a String."
+                        "Cannot encode \(T.self): the value writes nothing (an empty line 1 and "
+                        + "no fields), so it would read back as nil."
                 )
             )
         }
@@ -404,17 +407,22 @@ struct SecretSingleValueEncodingContainer: SingleValueEncodingContainer {
     mutating func encode(_ value: UInt64) throws { try set(value) }
 }
 
-/// Turns the encoded tree into the password and the field lines, checking that everything
-/// reads back unchanged.
+/// Turns the encoded tree into the password and the field lines (coffer-store(5), THE CODABLE ARCHIVE).
 struct SecretLayout {
     let passwordKey: String
     private var password: String?
     private var fields: [(key: String, value: String)] = []
-    private var usedKeys: Set<String> = []
+    /// The keys of single fields and of arrays written as repeated fields.
+    private var leafKeys: Set<String> = []
+    /// The keys that other keys continue with a `.`.
+    private var innerKeys: Set<String> = []
 
     init(passwordKey: String) {
         self.passwordKey = passwordKey
     }
+
+    /// Whether nothing was written: line 1 is empty and there are no fields.
+    var isEmpty: Bool { (password ?? "").isEmpty && fields.isEmpty }
 
     /// The entry: the password (or an empty line 1), then the fields, then a newline.
     func secret() -> Secret {
@@ -445,133 +453,147 @@ struct SecretLayout {
         EncodingError.invalidValue(value, EncodingError.Context(codingPath: path, debugDescription: message))
     }
 
-    mutating func setPassword(_ value: SecretEncodedValue, mustAppear: Bool, path: [any CodingKey]) throws {
-        switch value {
+    /// Writes the top-level value: a single value is line 1, an object its fields, an array its elements
+    /// under their indexes (`0: ...`); `nil` writes an empty entry.
+    mutating func addTopLevel(_ value: SecretEncodedValue) throws {
+        switch resolved(value) {
         case .scalar(let text):
-            if let problem = SecretSyntax.passwordProblem(Array(text.utf8)) {
-                throw failure(text, path, "Cannot encode the password (line 1): \(problem)")
-            }
-            if mustAppear && text.isEmpty {
-                throw failure(
-                    text, path,
-                    "Cannot encode an empty password from an optional or a dictionary: an empty line 1 "
-                        + "reads back as no password (nil)."
-                )
-            }
-            password = text
+            try setPassword(text, mustAppear: false, path: [])
         case .null:
-            if mustAppear {
-                throw failure(SecretNilValue(), path, "Cannot encode a nil password in a dictionary.")
-            }
-        default:
-            throw failure(
-                Self.name(of: path), path,
-                "Cannot encode \"\(Self.name(of: path))\" as the password (line 1): it must be a single value "
-                    + "such as a String, not an object or an array."
-            )
+            break
+        case .keyed(let storage):
+            try addObject(storage, key: [], path: [])
+        case .unkeyed(let list):
+            try addList(list, key: [], path: [])
+        case .deferred:
+            preconditionFailure("resolved(_:) never returns a deferred value")
         }
     }
 
-    mutating func addObject(_ storage: SecretKeyedStorage, prefix: String?, path: [any CodingKey]) throws {
+    private mutating func setPassword(_ text: String, mustAppear: Bool, path: [any CodingKey]) throws {
+        if let problem = SecretSyntax.passwordProblem(Array(text.utf8)) {
+            throw failure(text, path, "Cannot encode the password (line 1): \(problem)")
+        }
+        if mustAppear && text.isEmpty {
+            throw failure(
+                text, path,
+                "Cannot encode an empty password from an optional or a dictionary: an empty line 1 "
+                    + "reads back as no password (nil)."
+            )
+        }
+        password = text
+    }
+
+    /// Writes the value at the field key `key` (its components, unquoted).
+    private mutating func addValue(_ value: SecretEncodedValue, key: [String], path: [any CodingKey]) throws {
+        switch resolved(value) {
+        case .scalar(let text):
+            try addField(key, SecretArchive.escapedValue(text), path: path)
+        case .null:
+            try addField(key, SecretArchive.nilMarker, path: path)
+        case .keyed(let storage):
+            try addObject(storage, key: key, path: path)
+        case .unkeyed(let list):
+            try addList(list, key: key, path: path)
+        case .deferred:
+            preconditionFailure("resolved(_:) never returns a deferred value")
+        }
+    }
+
+    private mutating func addObject(_ storage: SecretKeyedStorage, key: [String], path: [any CodingKey])
+        throws
+    {
         var entries = storage.entries
         if storage.dictionaryValuesAreScalar != nil {
-            entries.sort { $0.key.stringValue.utf8.lexicographicallyPrecedes($1.key.stringValue.utf8) }
+            let numeric = entries.allSatisfy { $0.key.intValue != nil }
+            entries.sort { left, right in
+                if numeric, left.key.intValue != right.key.intValue {
+                    return left.key.intValue! < right.key.intValue!
+                }
+                return left.key.stringValue.utf8.lexicographicallyPrecedes(right.key.stringValue.utf8)
+            }
+        }
+        if entries.isEmpty && !key.isEmpty {
+            try addField(key, SecretArchive.emptyObjectMarker, path: path)
+            return
         }
         for entry in entries {
             let name = entry.key.stringValue
             let entryPath = path + [entry.key]
             let value = resolved(entry.value)
-            if prefix == nil && name == passwordKey {
-                try claim(name, path: entryPath)
-                try setPassword(value, mustAppear: entry.mustAppear, path: entryPath)
-                continue
-            }
-            if let problem = SecretSyntax.keyProblem(name) {
-                throw failure(
-                    name, entryPath, "Cannot encode the key \"\(Self.name(of: entryPath))\": \(problem)")
-            }
-            try checkDictionaryKey(name, storage: storage, path: entryPath)
-            let key = prefix.map { "\($0).\(name)" } ?? name
-            let linesBefore = fields.count
-            switch value {
-            case .scalar(let text):
-                try claim(key, path: entryPath)
-                try addField(key, text, path: entryPath)
-            case .null:
-                if entry.mustAppear {
+            if key.isEmpty && name == passwordKey {
+                switch value {
+                case .scalar(let text):
+                    try claim([name], path: entryPath)
+                    try setPassword(text, mustAppear: entry.mustAppear, path: entryPath)
+                    continue
+                case .null:
+                    guard entry.mustAppear else { continue }
                     throw failure(
                         SecretNilValue(), entryPath,
-                        "Cannot encode nil for \"\(key)\": a nil dictionary value or nested optional writes "
-                            + "nothing and would read back as absent."
-                    )
+                        "Cannot encode a nil password (line 1) from a dictionary or a nested optional: an "
+                            + "empty line 1 reads back as no password.")
+                default:
+                    break  // An object or array under the password key is written as fields.
                 }
-            case .keyed(let nested):
-                try addObject(nested, prefix: key, path: entryPath)
-            case .unkeyed(let list):
-                try claim(key, path: entryPath)
-                try addList(list, key: key, path: entryPath)
-            case .deferred:
-                preconditionFailure("resolved(_:) never returns a deferred value")
             }
-            if entry.mustAppear && fields.count == linesBefore {
-                throw failure(
-                    key, entryPath,
-                    "Cannot encode \"\(key)\": the value writes no field (an empty array, or an object whose "
-                        + "properties are all nil), so it would read back as nil or absent. Store nil instead, "
-                        + "or make the property non-optional."
-                )
-            }
+            try addValue(value, key: key + [name], path: entryPath)
         }
     }
 
-    private mutating func addList(_ list: SecretUnkeyedStorage, key: String, path: [any CodingKey]) throws {
-        for (index, element) in list.elements.enumerated() {
-            let elementPath = path + [SecretCodingKey(intValue: index)]
-            switch resolved(element) {
-            case .scalar(let text):
-                try addField(key, text, path: elementPath)
-            case .null:
-                throw failure(
-                    SecretNilValue(), elementPath,
-                    "Cannot encode nil inside the array \"\(key)\": an array becomes one field per element "
-                        + "and nil has no field."
-                )
-            default:
-                throw failure(
-                    key, elementPath,
-                    "Cannot encode the array \"\(key)\": only arrays of single values (text, numbers, dates, "
-                        + "...) can be written, as one \"\(key): value\" field per element; arrays of objects "
-                        + "or of arrays cannot."
-                )
+    private mutating func addList(_ list: SecretUnkeyedStorage, key: [String], path: [any CodingKey]) throws {
+        let elements = list.elements.map(resolved)
+        if elements.isEmpty {
+            if !key.isEmpty { try addField(key, SecretArchive.emptyArrayMarker, path: path) }
+            return
+        }
+        let texts = elements.compactMap { element -> String? in
+            if case .scalar(let text) = element { return text }
+            return nil
+        }
+        if !key.isEmpty && texts.count == elements.count {
+            // An array of single values: one `key: value` field per element, as pass users write them.
+            try claim(key, path: path)
+            for (index, text) in texts.enumerated() {
+                try appendField(
+                    key, SecretArchive.escapedValue(text), path: path + [SecretCodingKey(intValue: index)])
             }
+            return
+        }
+        for (index, element) in elements.enumerated() {
+            try addValue(element, key: key + [String(index)], path: path + [SecretCodingKey(intValue: index)])
         }
     }
 
-    private mutating func addField(_ key: String, _ text: String, path: [any CodingKey]) throws {
-        if let problem = SecretSyntax.valueProblem(Array(text.utf8)) {
-            throw failure(text, path, "Cannot encode the value of \"\(key)\": \(problem)")
-        }
-        fields.append((key, text))
+    private mutating func addField(_ key: [String], _ written: String, path: [any CodingKey]) throws {
+        try claim(key, path: path)
+        try appendField(key, written, path: path)
     }
 
-    /// Reserves `key` for one value (a single field or an array); keys are read ignoring case.
-    private mutating func claim(_ key: String, path: [any CodingKey]) throws {
-        guard usedKeys.insert(key.lowercased()).inserted else {
+    private mutating func appendField(_ key: [String], _ written: String, path: [any CodingKey]) throws {
+        let spelled = SecretArchive.key(key)
+        if let problem = SecretSyntax.keyProblem(spelled) ?? SecretSyntax.valueProblem(Array(written.utf8)) {
+            // The escaping rules make this unreachable; it guards against writing what reads back differently.
+            throw failure(written, path, "Cannot encode \"\(spelled)\": \(problem)")
+        }
+        fields.append((spelled, written))
+    }
+
+    /// Reserves the key `key` for one value: no other value may have the same key or continue it.
+    private mutating func claim(_ key: [String], path: [any CodingKey]) throws {
+        let spelled = SecretArchive.key(key)
+        var clash = leafKeys.contains(spelled) || innerKeys.contains(spelled)
+        for length in 1..<max(1, key.count)
+        where leafKeys.contains(SecretArchive.key(Array(key.prefix(length)))) {
+            clash = true
+        }
+        if clash {
             throw failure(
-                key, path,
-                "Cannot encode two values under the same field key \"\(key)\"; keys are read ignoring case."
-            )
+                spelled, path,
+                "Cannot encode two values under the field key \"\(spelled)\" (or one inside the other).")
         }
-    }
-
-    private func checkDictionaryKey(_ name: String, storage: SecretKeyedStorage, path: [any CodingKey]) throws
-    {
-        guard storage.dictionaryValuesAreScalar == false, name.contains(".") else { return }
-        throw failure(
-            name, path,
-            "Cannot encode the dictionary key \"\(name)\": '.' separates nested keys, so it is only allowed "
-                + "in dictionaries whose values are single values."
-        )
+        leafKeys.insert(spelled)
+        for length in 1..<max(1, key.count) { innerKeys.insert(SecretArchive.key(Array(key.prefix(length)))) }
     }
 }
 

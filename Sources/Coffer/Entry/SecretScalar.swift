@@ -92,6 +92,19 @@ extension URL: SecretScalar {
     static var secretTextExample: String { "a URL such as https://example.com" }
 }
 
+extension Decimal: SecretScalar {
+    func secretText() -> String? { isNaN ? "NaN" : description }
+    static func parseSecretText(_ text: String) -> Decimal? {
+        let trimmed = String(trimmingBlanks(text))
+        if trimmed == "NaN" { return .nan }
+        guard let first = trimmed.unicodeScalars.first,
+            first == "-" || ("0"..."9").contains(first) || first == "."
+        else { return nil }
+        return Decimal(string: trimmed, locale: nil)
+    }
+    static var secretTextExample: String { "a decimal number such as 12.34" }
+}
+
 /// Standard base64 (RFC 4648 section 4) with `=` padding.
 package enum SecretBase64 {
     private static let alphabet = Array(

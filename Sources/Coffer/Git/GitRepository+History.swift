@@ -26,6 +26,44 @@ extension GitRepository {
         return commits
     }
 
+    /// When each file under `folder` (relative to the top) that exists in HEAD was first added (since it
+    /// was last deleted) and last changed, by author date in seconds since 1970, from one `git log`.
+    ///
+    /// A file moved to its path counts as added there.
+    package func fileDates(under folder: String) throws -> [String: (added: Int, changed: Int)] {
+        // -z: each commit is `RS DATE NUL`, then `STATUS NUL PATH NUL` per file it touched.
+        let output = try run([
+            "log", "-z", "--no-renames", "--name-status", "--format=%x1e%at", "HEAD", "--", folder,
+        ]).standardOutput
+        var dates: [String: (added: Int, changed: Int)] = [:]
+        var finished: Set<String> = []
+        for record in output.split(separator: 0x1e) {
+            let parts = record.split(separator: 0, omittingEmptySubsequences: false).map {
+                String(decoding: $0, as: UTF8.self).trimmingNewlines()
+            }
+            guard let date = parts.first.flatMap({ Int($0) }) else { continue }
+            var index = 1
+            while index + 1 < parts.count {
+                let status = parts[index]
+                let path = parts[index + 1]
+                index += 2
+                guard !status.isEmpty, !finished.contains(path) else { continue }
+                if status.hasPrefix("D") {
+                    // Older commits are about an earlier file at this path.
+                    finished.insert(path)
+                    continue
+                }
+                if let known = dates[path] {
+                    dates[path] = (date, known.changed)
+                } else {
+                    dates[path] = (date, date)
+                }
+                if status.hasPrefix("A") { finished.insert(path) }
+            }
+        }
+        return dates
+    }
+
     /// The entry file that `commit` removed when it added `path`, taken to be its old name.
     private func renamedFrom(_ path: String, in commit: String) throws -> String? {
         let output = try runUnchecked([
@@ -135,4 +173,14 @@ public struct EntryCommit: Sendable, Equatable {
     public let path: String
     /// How the commit changed the file: `A` added, `M` modified, `D` deleted, `R` renamed (git's letter).
     public let status: String
+}
+
+extension String {
+    /// The text without leading and trailing line feeds.
+    fileprivate func trimmingNewlines() -> String {
+        var text = self[...]
+        while text.first == "\n" { text = text.dropFirst() }
+        while text.last == "\n" { text = text.dropLast() }
+        return String(text)
+    }
 }

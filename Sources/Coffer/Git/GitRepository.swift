@@ -190,6 +190,20 @@ package struct GitRepository: Sendable {
         return compared.status == 0
     }
 
+    /// The line of git's standard error that says what went wrong: its first `fatal:` or `error:` line
+    /// (without the prefix), else its first line; `nil` when it printed nothing.
+    package static func firstError(of text: String) -> String? {
+        let lines = text.split(separator: "\n").map { $0.drop { $0 == " " || $0 == "\t" } }.filter {
+            !$0.isEmpty
+        }
+        for prefix in ["fatal: ", "error: "] {
+            if let line = lines.first(where: { $0.hasPrefix(prefix) }) {
+                return String(line.dropFirst(prefix.count))
+            }
+        }
+        return lines.first.map(String.init)
+    }
+
     /// Waits while another git works in this repository, at most ``lockTimeout`` seconds, so that coffer
     /// never commits in the middle of a person's own commit.
     package func waitForOtherGit() throws {

@@ -22,6 +22,9 @@ public struct SyncReport: Sendable, Equatable {
     public var noRemote = false
     /// Whether local commits were pushed.
     public var pushed = false
+    /// The recipients' public keys that arrived in `.public-keys` and were imported into the keyring:
+    /// `FINGERPRINT (user id)` each.
+    public var importedKeys: [String] = []
 
     /// Creates an empty report.
     public init() {}
@@ -100,8 +103,7 @@ extension PasswordStore {
                     throw CofferError(
                         .git,
                         "git fetch from \(remote) failed, so nothing was changed: "
-                            + (fetched.errorText.split(separator: "\n").last.map(String.init)
-                                ?? "exit \(fetched.status)"),
+                            + (GitRepository.firstError(of: fetched.errorText) ?? "exit \(fetched.status)"),
                         exitStatus: fetched.status)
                 }
                 if let remoteHead = repository.resolve(upstream) {
@@ -144,7 +146,11 @@ extension PasswordStore {
                 }
             }
             let after = try repository.run(["rev-parse", "HEAD"]).outputText
-            if before != after { try describeChanges(repository, from: before, to: after, report: &report) }
+            if before != after {
+                try describeChanges(repository, from: before, to: after, report: &report)
+                // Recipients' public keys that arrived with the remote's commits.
+                report.importedKeys = (try? importKeptPublicKeys()) ?? []
+            }
             return report
         }
     }
@@ -273,7 +279,22 @@ extension PasswordStore {
             throw CofferError(.git, "git clone failed: \(output.errorText.split(separator: "\n").last ?? "")")
         }
         let repository = try rootRepository()
+        // A remote whose HEAD names a branch it does not have (a bare repository made with another default
+        // branch than the one pushed) leaves the clone on no commit: take its branch, main first.
+        if repository.resolve("HEAD") == nil {
+            let branches = try repository.run([
+                "for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin",
+            ])
+            .outputText.split(separator: "\n").map(String.init).filter { $0 != "HEAD" }
+            if let branch = ["main", "master"].first(where: branches.contains)
+                ?? (branches.count == 1 ? branches[0] : nil)
+            {
+                try repository.run(["checkout", "--quiet", "-B", branch, "--track", "origin/" + branch])
+            }
+        }
         if let mergeDriver { try repository.installMergeDriver(executable: mergeDriver) }
+        // The recipients' public keys the store keeps, for adding and checking recipients.
+        _ = try? importKeptPublicKeys()
         // A clone without a root .gpg-id has no recipients to check.
         guard gpgIDFile(forFolder: "") != nil || configuration.keyOverride != nil else { return [] }
         let ids = try recipients(forFolder: "").ids

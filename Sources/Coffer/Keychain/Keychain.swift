@@ -15,11 +15,28 @@
 /// Reads return `nil` for a missing item and throw for real failures; `set` always replaces;
 /// `remove` of a missing item is not an error. Items are ordinary pass entries, readable with
 /// `pass show service/account` and `gpg -d`.
+///
+/// As with the keychain libraries for Apple platforms, subscripts read and write passwords and data,
+/// items may carry a label and a comment (the fields `label:` and `comment:` of the entry), and
+/// `allItems()` lists them with their dates:
+///
+/// ```swift
+/// keychain["alice"] = "hunter2"                 // set(_:account:)
+/// let password = keychain["alice"]              // String?
+/// keychain["alice"] = nil                       // remove(account:)
+/// try keychain.set("s3cret", account: "bob", label: "Work mail", comment: "IMAP")
+/// for item in try keychain.allItems() { print(item.account, item.label ?? "", item.modified ?? "") }
+/// ```
+///
+/// Every call that encrypts, decrypts or runs git has an `async` variant that runs it on a thread of
+/// its own, so a program's main actor never waits for gpg.
 public struct Keychain: Sendable {
     /// The service: a folder of the store, possibly nested (`web/github.com`).
     public let service: String
     /// The store holding the items.
     public let store: PasswordStore
+    /// The error of the latest subscript access, shared by the copies of this keychain.
+    private let subscriptFailure = Locked<(any Error)?>(nil)
 
     /// Opens the items of `service` in `store` (by default the store pass would use).
     ///
@@ -35,7 +52,7 @@ public struct Keychain: Sendable {
     /// Stores `password` as the item's first line (`pass insert` format), replacing any item.
     ///
     /// - Throws: ``CofferError/Code/invalidArgument`` when `password` holds a line break; store such text
-    ///   with ``set(_:account:)-(Data,_)`` or as a ``Secret``.
+    ///   with `set(_:account:)` or as a ``Secret``.
     public func set(_ password: String, account: String) throws {
         guard !password.contains(where: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) else {
             throw CofferError(.invalidArgument, "a password cannot contain a line break; store it as Data")
@@ -102,6 +119,39 @@ public struct Keychain: Sendable {
         }
     }
 
+    // MARK: - One-time passwords
+
+    /// The item's current one-time code, from its `otpauth://` URI (see ``Secret/oneTimePassword``), or
+    /// `nil` when there is no such item or it holds no URI.
+    ///
+    /// A TOTP code is the one of `date`. For an HOTP key the counter is moved on first (see
+    /// ``OneTimePassword/advanced()``), the item re-encrypted and, in a git store, committed with
+    /// pass-otp's message `Increment HOTP counter for SERVICE/ACCOUNT.`, all under the store's lock; the
+    /// code is the new counter's. Nothing is saved when the code cannot be made.
+    ///
+    /// - Throws: ``OneTimePassword/ParseError`` for a malformed URI, ``OneTimePassword/CodeError`` when
+    ///   its secret or parameters cannot be used, or the store's errors (a failed commit included).
+    public func oneTimeCode(account: String, at date: Date = Date()) throws -> String? {
+        guard let contents = try read(account) else { return nil }
+        guard let uri = contents.withUnsafeBytes({ OneTimePassword.uri(in: $0) }) else { return nil }
+        let key = try OneTimePassword(uri: uri)
+        guard key.kind == .hotp else { return try key.code(at: date) }
+        let name = try itemName(account)
+        var code: String?
+        try store.update(name, commitMessage: "Increment HOTP counter for \(name).") { current in
+            // Read again under the lock: another writer may have moved the counter meanwhile.
+            guard let uri = current.withUnsafeBytes({ OneTimePassword.uri(in: $0) }) else {
+                throw CofferError(.notFound, "\(name) no longer holds an otpauth:// URI")
+            }
+            let next = try OneTimePassword(uri: uri).advanced()
+            code = try next.code(at: date)
+            var rewritten = current.withUnsafeBytes { next.replacingURIs(in: $0) }
+            defer { rewritten.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
+            return SecureBytes(rewritten)
+        }
+        return code
+    }
+
     // MARK: - Removing and listing
 
     /// Removes the item; removing a missing item does nothing.
@@ -111,15 +161,79 @@ public struct Keychain: Sendable {
         try store.remove(name, recursive: false)
     }
 
-    /// Removes every item of the service (not those of nested services).
+    /// Removes every item of the service (not those of nested services), as one git commit.
     public func removeAll() throws {
-        for account in try accounts() { try remove(account: account) }
+        let accounts = try accounts()
+        guard !accounts.isEmpty else { return }
+        try store.remove(
+            entries: try accounts.map(itemName),
+            commitMessage:
+                "Remove \(accounts.count == 1 ? "1 item" : "\(accounts.count) items") of \(service) "
+                + "from store.")
     }
 
     /// The accounts of the service, in byte order; nested services are not included.
     public func accounts() throws -> [String] {
         guard store.isFolder(service) else { return [] }
         return try store.list(service).children.filter { $0.kind == .entry }.map(\.displayName)
+    }
+
+    // MARK: - Subscripts
+
+    /// The password of `account` (its first line); assigning stores a password, assigning `nil` removes
+    /// the item.
+    ///
+    /// A subscript cannot throw: a read that fails returns `nil` and a write that fails changes nothing,
+    /// and either records its error in ``subscriptError``. Use `password(account:)`,
+    /// `set(_:account:)` and `remove(account:)` to get errors thrown.
+    public subscript(account: String) -> String? {
+        get { recordingFailure { try password(account: account) } ?? nil }
+        nonmutating set {
+            recordingFailure {
+                if let newValue { try set(newValue, account: account) } else { try remove(account: account) }
+            }
+        }
+    }
+
+    /// The exact bytes of `account`; assigning stores data, assigning `nil` removes the item.
+    ///
+    /// Failures are recorded in ``subscriptError``, as for ``subscript(_:)``.
+    public subscript(data account: String) -> Data? {
+        get { recordingFailure { try data(account: account) } ?? nil }
+        nonmutating set {
+            recordingFailure {
+                if let newValue { try set(newValue, account: account) } else { try remove(account: account) }
+            }
+        }
+    }
+
+    /// The password of `account`, as ``subscript(_:)`` (spelled as KeychainAccess spells it).
+    public subscript(string account: String) -> String? {
+        get { self[account] }
+        nonmutating set { self[account] = newValue }
+    }
+
+    /// The item of `account` with its label, comment and dates, or `nil` when there is none or reading
+    /// it fails (the error is recorded in ``subscriptError``); see `item(account:)`.
+    public subscript(attributes account: String) -> Item? {
+        recordingFailure { try item(account: account) } ?? nil
+    }
+
+    /// The error of the latest subscript read or write made through this keychain or a copy of it, or
+    /// `nil` when that access succeeded.
+    public var subscriptError: (any Error)? {
+        subscriptFailure.withLock { $0 }
+    }
+
+    private func recordingFailure<Result>(_ body: () throws -> Result) -> Result? {
+        do {
+            let result = try body()
+            subscriptFailure.withLock { $0 = nil }
+            return result
+        } catch {
+            subscriptFailure.withLock { $0 = error }
+            return nil
+        }
     }
 
     // MARK: - Sharing

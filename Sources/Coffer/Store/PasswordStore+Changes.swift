@@ -51,6 +51,36 @@ extension PasswordStore {
         }
     }
 
+    /// Removes the entries `names` and the folders they leave empty, committed as one change with
+    /// `commitMessage`; names without an entry are skipped.
+    ///
+    /// When removing one fails, the entries already removed are still committed before the error is thrown.
+    package func remove(entries names: [String], commitMessage: String) throws {
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            for name in names { try EntryName.validate(name) }
+            let paths = names.map(entryPath).filter(FileSystem.isFile)
+            guard let first = paths.first else { return }
+            for path in paths { try checkInsideStore(path) }
+            try git(for: first)?.ensureNoUnfinishedOperation()
+            var removed: [String] = []
+            var failure: (any Error)?
+            for path in paths {
+                do {
+                    try FileSystem.remove(path)
+                    removed.append(path)
+                } catch {
+                    failure = error
+                    break
+                }
+            }
+            defer {
+                for folder in Set(removed.map(FileSystem.parent(of:))) { removeEmptyFolders(from: folder) }
+            }
+            if !removed.isEmpty { try commit(removed, commitMessage) }
+            if let failure { throw failure }
+        }
+    }
+
     /// Removes a folder depth first in directory order, reporting each item as `rm -rv` does.
     private func removeTree(_ path: String, spelled: String, onEvent: (StoreEvent) -> Void) throws {
         // The walk's paths start with `path` and a slash (none added when `path` ends with one).

@@ -85,7 +85,7 @@ extension PasswordStore {
     }
 
     /// Signs `.gpg-id` with the signing keys (`.gpg-id.sig`) and returns who signed.
-    private func signRecipientsFile(_ gpgID: String) throws -> [String] {
+    func signRecipientsFile(_ gpgID: String) throws -> [String] {
         let contents = try FileSystem.readFile(gpgID)
         // pass hands every key to gpg as `--default-key`, and gpg signs with the last one only.
         guard let signer = configuration.signingKeys.last else { return [] }

@@ -117,8 +117,9 @@ extension PasswordStore {
         let together = newRepository != nil && newRepository?.directory == oldRepository?.directory
         if let newRepository {
             // An entry moved onto one with the same bytes changes nothing there: as in pass, only the
-            // removal is committed, under its message.
-            let unchanged = try replacing && together && !newRepository.hasChanges(target)
+            // removal is committed, under its message. pass looks at its destination as given: a folder
+            // destination also shows the old name's removal when the old name is inside it.
+            let unchanged = try replacing && together && !newRepository.hasChanges(newPath)
             try newRepository.commit(
                 paths: together ? [newPath, oldPath] : [newPath],
                 message: unchanged ? "Remove \(source)." : "Rename \(source) to \(destination).",

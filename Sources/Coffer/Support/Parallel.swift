@@ -54,7 +54,21 @@ package enum Parallel {
         for index in items.indices { try consume(index, state.take(index)) }
     }
 
-    /// A POSIX thread running one closure, joined by ``join()``.
+    /// Runs `work` on a thread of its own and returns its result, without blocking the caller's thread or
+    /// any thread of Swift's cooperative pool while it waits (gpg and git run as child processes).
+    package static func offload<Output: Sendable>(
+        _ work: @escaping @Sendable () throws -> Output
+    ) async throws -> Output {
+        try await withCheckedThrowingContinuation { continuation in
+            do {
+                try WorkerThread { continuation.resume(with: Result { try work() }) }.detach()
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    /// A POSIX thread running one closure, joined by ``join()`` or left to finish by ``detach()``.
     private final class WorkerThread {
         #if canImport(Darwin)
             private var thread: pthread_t?
@@ -82,6 +96,17 @@ package enum Parallel {
                 Unmanaged<Box>.fromOpaque(context).release()
                 throw CofferError(.io, "cannot start a worker thread: \(String(cString: strerror(status)))")
             }
+        }
+
+        /// Lets the thread finish on its own; its resources are freed when it ends.
+        func detach() {
+            guard !joined else { return }
+            joined = true
+            #if canImport(Darwin)
+                if let thread { pthread_detach(thread) }
+            #else
+                pthread_detach(thread)
+            #endif
         }
 
         func join() {

@@ -36,6 +36,23 @@ package enum SystemCall {
         return count
     }
 
+    /// Reads up to `buffer.count` bytes at `offset` without moving the file position (`pread(2)`),
+    /// going on after short reads; fewer bytes only at the end of the file.
+    package static func read(
+        _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int, path: String? = nil
+    ) throws -> Int {
+        var total = 0
+        while total < buffer.count {
+            let count = retrying {
+                pread(descriptor, buffer.baseAddress! + total, buffer.count - total, off_t(offset + total))
+            }
+            guard count >= 0 else { throw CofferError(.io, "cannot read", path: path, errno: errno) }
+            if count == 0 { break }
+            total += count
+        }
+        return total
+    }
+
     /// Writes all of `bytes` (a reader that went away is an `EPIPE` error).
     package static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String? = nil)
         throws

@@ -16,6 +16,9 @@ import Coffer
 /// then the system folder's `COMMAND.bash`, which pass reads without the switch; then `coffer-COMMAND`
 /// on `PATH`. With `PASSWORD_STORE_SIGNING_KEY` set, an extension of the user's folder runs only with a
 /// valid signature, as in pass.
+///
+/// Only names that are no command of ``CommandRegistry`` get here: built-in commands, `otp` included
+/// (pass-otp's `otp.bash`), answer first, as pass's own commands do.
 enum ExtensionCommand {
     /// The prefix of extension executables.
     static let executablePrefix = "coffer-"

@@ -48,7 +48,7 @@ enum GitCommand {
     }
 
     /// `git init`, then pass's two commits and the gpg diff configuration.
-    private static func initialize(_ arguments: [String], _ invocation: Invocation) throws {
+    static func initialize(_ arguments: [String], _ invocation: Invocation) throws {
         let prefix = invocation.prefix
         let repository = GitRepository(directory: prefix, storeRoot: prefix)
         let status: ChildProcess.TerminationStatus

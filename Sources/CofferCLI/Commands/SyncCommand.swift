@@ -41,6 +41,12 @@ enum SyncCommand {
         for name in report.reencrypted {
             standardOutput.line("Reencrypted \(name) for the recipients of its folder")
         }
+        if !report.importedKeys.isEmpty {
+            let count = report.importedKeys.count
+            standardOutput.line(
+                "Imported \(count) recipient key\(count == 1 ? "" : "s") from .public-keys: "
+                    + report.importedKeys.joined(separator: ", "))
+        }
         for name in report.conflicts {
             standardError.line(
                 "Conflict in \(name): both sides changed the same field; "

@@ -136,6 +136,10 @@ enum CoreutilsMessages {
         return output
     }
 
+    /// Whether the locale is UTF-8 (its characters may take more than one byte), as bash decides what a
+    /// character is.
+    static var isUTF8Locale: Bool { isMultibyteLocale }
+
     /// Whether the locale's characters may take more than one byte (`MB_CUR_MAX > 1`).
     private static var isMultibyteLocale: Bool {
         #if canImport(Glibc)

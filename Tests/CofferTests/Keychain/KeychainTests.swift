@@ -139,7 +139,7 @@ extension PasswordStoreTests {
     }
 
     @Test func fiftyConcurrentReads() async throws {
-        try keychain.set("parallel", account: "p")
+        try await keychain.set("parallel", account: "p")
         let keychain = try self.keychain
         try await withThrowingTaskGroup(of: String?.self) { group in
             for _ in 0..<50 { group.addTask { try keychain.password(account: "p") } }

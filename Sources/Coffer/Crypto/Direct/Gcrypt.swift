@@ -47,6 +47,36 @@ enum Gcrypt {
         return output
     }
 
+    /// HMAC (RFC 2104) of `message` keyed with `key`, computed in libgcrypt's secure memory; `nil` when
+    /// libgcrypt is not usable.
+    static func hmac(_ algorithm: OneTimePassword.Algorithm, key: UnsafeRawBufferPointer, message: [UInt8])
+        -> SecureBytes?
+    {
+        let hash: gcry_md_algos
+        switch algorithm {
+        case .sha1: hash = GCRY_MD_SHA1
+        case .sha256: hash = GCRY_MD_SHA256
+        case .sha512: hash = GCRY_MD_SHA512
+        }
+        guard isUsable else { return nil }
+        var handle: gcry_md_hd_t?
+        let flags = UInt32(GCRY_MD_FLAG_SECURE.rawValue | GCRY_MD_FLAG_HMAC.rawValue)
+        guard gcry_md_open(&handle, Int32(hash.rawValue), flags) == 0, let handle else { return nil }
+        defer { gcry_md_close(handle) }
+        // HMAC pads the key with zeros to the block size, so an empty key is the same as one zero byte
+        // (which libgcrypt accepts where it may refuse an empty one).
+        let zero: [UInt8] = [0]
+        let status =
+            key.isEmpty
+            ? zero.withUnsafeBytes { gcry_md_setkey(handle, $0.baseAddress, 1) }
+            : gcry_md_setkey(handle, key.baseAddress, key.count)
+        guard status == 0 else { return nil }
+        message.withUnsafeBytes { gcry_md_write(handle, $0.baseAddress, $0.count) }
+        let length = Int(gcry_md_get_algo_dlen(Int32(hash.rawValue)))
+        guard let result = gcry_md_read(handle, Int32(hash.rawValue)) else { return nil }
+        return SecureBytes(UnsafeRawBufferPointer(start: result, count: length))
+    }
+
     /// The libgcrypt cipher for an OpenPGP symmetric algorithm id (AES-128, -192, -256), or `nil`.
     static func aes(openPGPCipher: UInt8) -> (algorithm: Int32, keyLength: Int)? {
         switch openPGPCipher {

@@ -1,0 +1,98 @@
+/// One committed version of an entry's file: the commit's author date and the file's blob there.
+package struct EntryVersion: Sendable, Equatable {
+    /// The author date of the commit, in seconds since 1970.
+    package let time: Int
+    /// The blob the commit left at the entry's path (40 hexadecimal digits).
+    package let blob: String
+}
+
+extension GitRepository {
+    /// The committed versions of each of `paths` (relative to the top), newest first, from one `git log`
+    /// of the whole history: renames are followed (git's rename detection, and pass's re-encrypting moves,
+    /// which add the new file and remove the old one in one commit: the removed entry whose trailing
+    /// path parts match best is taken to be the old name). A path with no commit has no versions; a
+    /// repository without commits has none at all.
+    package func versions(of paths: [String]) throws -> [String: [EntryVersion]] {
+        var result: [String: [EntryVersion]] = [:]
+        // The path each entry had at the point of history being read, going back in time.
+        var tracked: [String: String] = [:]
+        for path in paths { tracked[path] = path }
+        guard resolve("HEAD") != nil else { return result }
+        let output = try run([
+            "log", "-z", "--raw", "--no-abbrev", "-M", "--topo-order", "--format=%x1e%at", "HEAD",
+        ]).standardOutput
+        for record in output.split(separator: 0x1e) {
+            let tokens = record.split(separator: 0, omittingEmptySubsequences: false).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            guard let header = tokens.first, let time = Int(header.trimmingNewlines) else { continue }
+            var changes: [Change] = []
+            var index = 1
+            while index < tokens.count {
+                let token = tokens[index].trimmingNewlines
+                index += 1
+                guard token.hasPrefix(":") else { continue }
+                let fields = token.split(separator: " ")
+                guard fields.count >= 5, index < tokens.count else { break }
+                let status = String(fields[4].prefix(1))
+                let first = tokens[index]
+                index += 1
+                if status == "R" || status == "C", index < tokens.count {
+                    changes.append(
+                        Change(status: status, old: first, new: tokens[index], blob: String(fields[3])))
+                    index += 1
+                } else {
+                    changes.append(Change(status: status, old: first, new: first, blob: String(fields[3])))
+                }
+            }
+            let removed = changes.filter { $0.status == "D" && $0.old.lowercased().hasSuffix(".gpg") }.map(
+                \.old)
+            var renamed: [(from: String, to: String)] = []
+            for change in changes where change.status != "D" {
+                guard let entry = tracked[change.new] else { continue }
+                result[entry, default: []].append(EntryVersion(time: time, blob: change.blob))
+                if change.status == "R" {
+                    renamed.append((change.new, change.old))
+                } else if change.status == "A" {
+                    if let old = Self.bestMatch(for: change.new, among: removed) {
+                        renamed.append((change.new, old))
+                    } else {
+                        renamed.append((change.new, ""))
+                    }
+                }
+            }
+            for (from, to) in renamed {
+                let entry = tracked.removeValue(forKey: from)
+                if let entry, !to.isEmpty { tracked[to] = entry }
+            }
+        }
+        return result
+    }
+
+    /// The removed file whose trailing path parts match `path`'s best (`nil` when none was removed).
+    private static func bestMatch(for path: String, among removed: [String]) -> String? {
+        let parts = path.split(separator: "/")
+        func matchingTail(_ candidate: String) -> Int {
+            zip(candidate.split(separator: "/").reversed(), parts.reversed()).prefix { $0 == $1 }.count
+        }
+        return removed.max { matchingTail($0) < matchingTail($1) }
+    }
+
+    /// One file changed by a commit.
+    private struct Change {
+        var status: String
+        var old: String
+        var new: String
+        var blob: String
+    }
+}
+
+extension String {
+    /// The text without line feeds at either end.
+    fileprivate var trimmingNewlines: String {
+        var text = Substring(self)
+        while text.first == "\n" { text.removeFirst() }
+        while text.last == "\n" { text.removeLast() }
+        return String(text)
+    }
+}

@@ -1,0 +1,179 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension Keychain {
+    /// One item of a keychain: its account, label, comment and dates.
+    public struct Item: Sendable, Hashable {
+        /// The account: the entry's name inside the service folder.
+        public var account: String
+        /// The value of the entry's `label:` field, or `nil` when it has none.
+        public var label: String?
+        /// The value of the entry's `comment:` field, or `nil` when it has none.
+        public var comment: String?
+        /// When the item was created: the author date of the commit that added the file (since it was
+        /// last removed), or `nil` when the store is not a git repository or the file is not committed.
+        public var created: Date?
+        /// When the item last changed: the author date of the last commit that changed the file, else the
+        /// file's modification time.
+        public var modified: Date?
+
+        /// Creates an item description.
+        public init(
+            account: String, label: String? = nil, comment: String? = nil, created: Date? = nil,
+            modified: Date? = nil
+        ) {
+            self.account = account
+            self.label = label
+            self.comment = comment
+            self.created = created
+            self.modified = modified
+        }
+    }
+
+    /// The field key that holds an item's label.
+    public static let labelKey = "label"
+    /// The field key that holds an item's comment.
+    public static let commentKey = "comment"
+
+    // MARK: - Writing with attributes
+
+    /// Stores `password` with a label and a comment, replacing any item:
+    /// `password`, then `label: ...` and `comment: ...` (left out when `nil`).
+    ///
+    /// - Throws: ``CofferError/Code/invalidArgument`` when `password` holds a line break, or when the
+    ///   label or comment cannot be a field value (it starts with a blank or has a carriage return at
+    ///   the end of a line).
+    public func set(_ password: String, account: String, label: String?, comment: String?) throws {
+        guard !password.contains(where: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) else {
+            throw CofferError(.invalidArgument, "a password cannot contain a line break; store it as Data")
+        }
+        var secret = try Secret(password: password)
+        try Self.setAttributes(of: &secret, label: label, comment: comment, replacing: false)
+        try set(secret, account: account)
+    }
+
+    /// Archives `value` (see ``SecretEncoder``) with a label and a comment and stores it, replacing any
+    /// item.
+    ///
+    /// - Throws: `EncodingError` as ``SecretEncoder/encode(_:)`` does; ``CofferError/Code/invalidArgument``
+    ///   when the value already writes a `label` or `comment` field that is given here too.
+    public func set<Value: Encodable>(_ value: Value, account: String, label: String?, comment: String?)
+        throws
+    {
+        var secret = try SecretEncoder().encode(value)
+        try Self.setAttributes(of: &secret, label: label, comment: comment, replacing: false)
+        try set(secret, account: account)
+    }
+
+    /// Changes the label and comment of an existing item, keeping every other line: a `nil` removes the
+    /// field. Nothing is written when they are already so.
+    ///
+    /// - Throws: ``CofferError/Code/notFound`` when there is no such item;
+    ///   ``CofferError/Code/invalidArgument`` when a value cannot be a field value.
+    public func setAttributes(label: String?, comment: String?, account: String) throws {
+        let name = try itemName(account)
+        try store.update(name, commitMessage: "Edit \(name) in store.") { contents in
+            var secret = Secret(parsing: contents.bytes)
+            let before = secret
+            try Self.setAttributes(of: &secret, label: label, comment: comment, replacing: true)
+            return secret == before ? contents : SecureBytes(secret.formatted())
+        }
+    }
+
+    private static func setAttributes(
+        of secret: inout Secret, label: String?, comment: String?, replacing: Bool
+    ) throws {
+        for (key, value) in [(labelKey, label), (commentKey, comment)] {
+            guard let value else {
+                if replacing { secret.removeField(key) }
+                continue
+            }
+            if !replacing && secret.field(key) != nil {
+                throw CofferError(.invalidArgument, "the value already has a field '\(key)'")
+            }
+            do {
+                try secret.setField(key, value)
+            } catch let error as CofferError {
+                throw CofferError(.invalidArgument, "the \(key) cannot be stored: \(error.message)")
+            }
+        }
+    }
+
+    // MARK: - Listing items
+
+    /// The item of `account` with its label, comment and dates, or `nil` when there is no such item.
+    public func item(account: String) throws -> Item? {
+        guard let secret = try secret(account: account) else { return nil }
+        let dates = try itemDates()
+        return makeItem(account: account, secret: secret, dates: dates)
+    }
+
+    /// Every item of the service (not of nested services) with its label, comment and dates, in the
+    /// order of ``accounts()``.
+    ///
+    /// Each item is decrypted to read its label and comment (on all processors); the dates come from one
+    /// `git log` when the store is a git repository.
+    public func allItems() throws -> [Item] {
+        let accounts = try accounts()
+        guard !accounts.isEmpty else { return [] }
+        let dates = try itemDates()
+        var items: [Item] = []
+        let keychain = self
+        try Parallel.forEach(accounts) { account in
+            try keychain.secret(account: account)
+        } consume: { index, result in
+            // An item removed meanwhile is left out.
+            guard let secret = try result.get() else { return }
+            items.append(makeItem(account: accounts[index], secret: secret, dates: dates))
+        }
+        return items
+    }
+
+    private func makeItem(account: String, secret: Secret, dates: ItemDates) -> Item {
+        let path = store.entryPath(service + "/" + account)
+        var item = Item(
+            account: account, label: secret.field(Self.labelKey), comment: secret.field(Self.commentKey))
+        if let committed = dates.committed[dates.repository?.pathspec(path) ?? ""] {
+            item.created = Date(timeIntervalSince1970: TimeInterval(committed.added))
+            item.modified = Date(timeIntervalSince1970: TimeInterval(committed.changed))
+        } else {
+            item.modified = Self.modificationTime(path)
+        }
+        return item
+    }
+
+    /// The dates git knows for the service's files.
+    private struct ItemDates {
+        var repository: GitRepository?
+        var committed: [String: (added: Int, changed: Int)] = [:]
+    }
+
+    private func itemDates() throws -> ItemDates {
+        let folder = store.root + "/" + service
+        guard let repository = store.git(for: folder + "/.") else { return ItemDates() }
+        // A repository without commits has no dates yet.
+        guard repository.resolve("HEAD") != nil else { return ItemDates(repository: repository) }
+        return ItemDates(
+            repository: repository, committed: try repository.fileDates(under: repository.pathspec(folder)))
+    }
+
+    private static func modificationTime(_ path: String) -> Date? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        #if canImport(Darwin)
+            let time = status.st_mtimespec
+        #else
+            let time = status.st_mtim
+        #endif
+        return Date(timeIntervalSince1970: TimeInterval(time.tv_sec) + TimeInterval(time.tv_nsec) / 1e9)
+    }
+}

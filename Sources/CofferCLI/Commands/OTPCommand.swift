@@ -1,0 +1,451 @@
+import Coffer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `otp`: one-time passwords, built in and compatible with pass-otp 1.2 (Debian's `pass-extension-otp`):
+/// the same subcommands and options, the same `otpauth://` line in the entry, the same outputs, messages,
+/// exit statuses and commits. Codes are made in process (HMAC from libgcrypt), so oathtool is not needed;
+/// where pass-otp passes oathtool's complaint on, coffer prints the same words.
+///
+/// Being built in, it answers before an `otp.bash` extension, as pass's own commands do.
+///
+/// Beyond pass-otp 1.2: `otp uri --clip` copies the URI (pass-otp 1.2 documents `-c` there but refuses it);
+/// codes of 9 and 10 digits (oathtool makes 6 to 8); an entry's last line without a final newline is
+/// kept by `append`; a failed commit fails the command; an entry that cannot be decrypted is never
+/// rewritten.
+enum OTPCommand {
+    /// pass-otp's version (Debian's 1.2.0 calls itself 1.1.1).
+    static let passOTPVersion = "1.1.1"
+
+    private static let codeOptions: [OptionParser.Option] = [
+        .flag("c", "clip", "copy the code to the clipboard")
+    ]
+    private static let insertOptions: [OptionParser.Option] = [
+        .flag("f", "force", "overwrite without asking"), .flag("e", "echo", "echo the input"),
+        .flag("s", "secret", "read the secret instead of a URI (SHA1, 30 s, 6 digits)"),
+        .value("i", "issuer", "the issuer, with --secret"),
+        .value("a", "account", "the account, with --secret"),
+    ]
+    private static let uriOptions: [OptionParser.Option] = [
+        .flag("c", "clip", "copy the URI to the clipboard"),
+        .flag("q", "qrcode", "show the URI as a QR code"),
+    ]
+
+    /// `otp`.
+    static let command = Command(
+        names: ["otp"],
+        options: [
+            .flag("c", "clip", "copy the code (or URI) to the clipboard"),
+            .flag("q", "qrcode", "show the URI as a QR code (otp uri)"),
+        ] + insertOptions,
+        usage: "[code] [--clip,-c] pass-name | insert|append [options] [pass-name] | uri | validate uri",
+        origin: .coffer,
+        help: { invocation in
+            [
+                "Generate a one-time code from the entry's otpauth:// URI (TOTP or HOTP)",
+                "and optionally put it on the clipboard; insert or append a URI, show or",
+                "validate one. As pass-otp 1.2: see \(invocation.program) otp --help.",
+            ]
+        }, handlesHelp: true, run: run)
+
+    /// Runs the command: the first argument picks the subcommand, as pass-otp's final `case` does.
+    static func run(_ arguments: [String], _ invocation: Invocation) throws {
+        let rest = Array(arguments.dropFirst())
+        switch arguments.first {
+        case "help", "--help", "-h":
+            standardOutput.write(usageText(invocation))
+        case "version", "--version":
+            standardOutput.line(passOTPVersion)
+        case "insert", "add":
+            try insert(rest, invocation)
+        case "append":
+            try append(rest, invocation)
+        case "uri":
+            try uri(rest, invocation)
+        case "validate":
+            _ = try parse(rest.first ?? "")
+        case "code", "show":
+            try code(rest, invocation)
+        default:
+            try code(arguments, invocation)
+        }
+    }
+
+    // MARK: - code
+
+    private static func code(_ arguments: [String], _ invocation: Invocation) throws {
+        let (parsed, failed) = invocation.parseOptions(arguments, codeOptions)
+        guard !failed, parsed.operands.count == 1 else { throw invocation.usage("[--clip,-c] pass-name") }
+        var path = parsed.operands[0]
+        if path.hasSuffix("/") { path.removeLast() }
+        try invocation.checkSneakyPaths(path)
+        let store = invocation.store
+        guard FileSystem.isFile(store.entryPath(path)) else { throw Exit.die("\(path): passfile not found.") }
+        invocation.warnAboutUnappliedGPGOptions(encrypting: false)
+        let contents = decryptOrReport(path, store)
+        guard let text = contents.withUnsafeBytes({ OneTimePassword.uri(in: $0) }) else {
+            throw Exit.die("\(path): OTP secret not found.")
+        }
+        let key = try parse(text)
+        let code: String
+        switch key.kind {
+        case .totp:
+            code = try generate(path, invocation) { try key.code(at: Date()) }
+        case .hotp:
+            code = try advance(path, key, invocation)
+        }
+        if parsed.has("clip") {
+            try Clipboard.copy(SecureBytes(string: code), name: "OTP code for \(path)", invocation)
+        } else {
+            standardOutput.line(code)
+        }
+    }
+
+    /// Moves an HOTP counter on and saves the entry (re-encrypted, committed with pass-otp's message),
+    /// under the store's lock; returns the new counter's code, made with SHA-1 as pass-otp makes it.
+    ///
+    /// The entry is read again under the lock, so that runs at the same time each use a counter of their
+    /// own and none is lost.
+    private static func advance(_ path: String, _ key: OneTimePassword, _ invocation: Invocation) throws
+        -> String
+    {
+        // What cannot make a code is reported first, as pass-otp reports it before writing anything.
+        _ = try generate(path, invocation) { try key.code(counter: 0, algorithm: .sha1) }
+        try invocation.makeFolder(for: path)
+        _ = try invocation.store.verifiedRecipients(forFolder: Invocation.dirname(path))
+        var code = ""
+        try encrypt(path, invocation) {
+            try invocation.store.update(path, commitMessage: "Increment HOTP counter for \(path).") {
+                current in
+                guard let text = current.withUnsafeBytes({ OneTimePassword.uri(in: $0) }) else {
+                    throw Exit.die("\(path): OTP secret not found.")
+                }
+                let key = try parse(text)
+                guard key.kind == .hotp else {
+                    throw Exit.die("\(path): the entry changed while its code was made; try again.")
+                }
+                code = try generate(path, invocation) {
+                    try key.code(counter: UInt64(bitPattern: (key.counter ?? 0) &+ 1), algorithm: .sha1)
+                }
+                var rewritten = current.withUnsafeBytes { key.advanced().replacingURIs(in: $0) }
+                defer { rewritten.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
+                return SecureBytes(rewritten)
+            }
+        }
+        return code
+    }
+
+    /// Runs `make`, turning a key that cannot give a code into oathtool's complaint and pass-otp's line.
+    private static func generate(_ path: String, _ invocation: Invocation, _ make: () throws -> String) throws
+        -> String
+    {
+        do {
+            return try make()
+        } catch let error as OneTimePassword.CodeError {
+            // oathtool names itself as pass-otp runs it: by the path `which` found.
+            let oathtool =
+                ChildProcess.findOnPath("oathtool", environment: invocation.environment) ?? "oathtool"
+            switch error {
+            case .invalidSecret:
+                standardError.line("\(oathtool): base32 decoding failed: Base32 string is invalid")
+            case .invalidDigits(let text):
+                standardError.line("\(oathtool): invalid numeric value: \(text)")
+            case .unsupportedDigits:
+                standardError.line("\(oathtool): only digits 6 to 10 are supported")
+            case .invalidPeriod(let text):
+                standardError.line("\(oathtool): cannot parse time `\(text)s'")
+            }
+            throw Exit.die("\(path): failed to generate OTP code.")
+        }
+    }
+
+    // MARK: - insert, append
+
+    private static func insert(_ arguments: [String], _ invocation: Invocation) throws {
+        let (parsed, failed) = invocation.parseOptions(arguments, insertOptions)
+        if failed {
+            throw invocation.usage(
+                "insert [--force,-f] [--echo,-e] [--secret, -s] [--issuer,-i issuer] [--account,-a account] [pass-name]"
+            )
+        }
+        var path = ""
+        var prompt = "this token"
+        if parsed.operands.count == 1 {
+            path = parsed.operands[0]
+            if path.hasSuffix("/") { path.removeLast() }
+            prompt = path
+        }
+        let key = try read(parsed, prompt: prompt, invocation)
+        if path.isEmpty {
+            if let issuer = key.issuer, !issuer.isEmpty { path = issuer + "/" }
+            path += key.account
+            // pass-otp would name a file with the bytes `%E9` decodes to; coffer's names are UTF-8 text.
+            if path.contains("\u{FFFD}") {
+                throw Exit.die("Error: the URI's label is not UTF-8 text once decoded; give a pass-name.")
+            }
+            try Terminal.confirm("Insert into \(path)?")
+        }
+        if !parsed.has("force") && FileSystem.exists(invocation.store.entryPath(path)) {
+            try Terminal.confirm("An entry already exists for \(path). Overwrite it?")
+        }
+        try save(path, Array(key.uri.utf8), message: "Add OTP secret for \(path) to store.", invocation)
+    }
+
+    private static func append(_ arguments: [String], _ invocation: Invocation) throws {
+        let (parsed, failed) = invocation.parseOptions(arguments, insertOptions)
+        guard !failed, parsed.operands.count == 1 else {
+            throw invocation.usage(
+                "append [--force,-f] [--echo,-e] [--secret, -s] [--issuer,-i issuer] [--account,-a account] pass-name"
+            )
+        }
+        var path = parsed.operands[0]
+        if path.hasSuffix("/") { path.removeLast() }
+        let store = invocation.store
+        guard FileSystem.isFile(store.entryPath(path)) else { throw Exit.die("Passfile not found") }
+        // pass-otp would decrypt a file outside the store here and refuse only when writing.
+        try invocation.checkSneakyPaths(path)
+        invocation.warnAboutUnappliedGPGOptions()
+        let contents = try ShowCommand.decrypt(path, store)
+        // The entry's lines, as `read -r` reads them (NUL bytes dropped), the last one kept even without
+        // a final newline.
+        var lines = contents.withUnsafeBytes { bytes in
+            var pieces = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map {
+                $0.filter { $0 != 0 }
+            }
+            if bytes.last == UInt8(ascii: "\n") || bytes.isEmpty { pieces.removeLast() }
+            return pieces
+        }
+        defer {
+            for index in lines.indices {
+                lines[index].withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
+            }
+        }
+        let hasURI = lines.contains { $0.starts(with: "otpauth://".utf8) }
+        if hasURI { try Terminal.confirm("An OTP secret already exists for \(path). Overwrite it?") }
+        let key = try read(parsed, prompt: path, invocation)
+        var replaced: [[UInt8]]
+        if hasURI {
+            replaced = lines.map { $0.starts(with: "otpauth://".utf8) ? Array(key.uri.utf8) : $0 }
+        } else {
+            replaced = lines.isEmpty ? [[]] : lines
+            replaced.append(Array(key.uri.utf8))
+        }
+        var text = Array(replaced.joined(separator: [UInt8(ascii: "\n")]))
+        defer {
+            text.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
+            for index in replaced.indices {
+                replaced[index].withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
+            }
+        }
+        let message = hasURI ? "Replace OTP secret for \(path)." : "Append OTP secret for \(path)."
+        try save(path, text, message: message, invocation)
+    }
+
+    /// Reads the URI, or with `--secret` the secret, from standard input as pass-otp does, and parses it.
+    private static func read(_ parsed: OptionParser.Result, prompt: String, _ invocation: Invocation) throws
+        -> OneTimePassword
+    {
+        let echo = parsed.has("echo")
+        guard parsed.has("secret") else {
+            let uri = try readTwice("otpauth:// URI", "URIs", prompt: prompt, echo: echo)
+            return try parse(uri.string)
+        }
+        // `false` and an empty value both mean the option was not given.
+        let issuer = parsed.value("issuer").flatMap { $0.isEmpty || $0 == "false" ? nil : $0 }
+        let account = parsed.value("account").flatMap { $0.isEmpty || $0 == "false" ? nil : $0 }
+        guard issuer != nil || account != nil else {
+            throw Exit.die("Missing one of either '--issuer' or '--account'")
+        }
+        let utf8 = CoreutilsMessages.isUTF8Locale
+        let encodedIssuer = issuer.map { URIText.encode($0, utf8Locale: utf8) } ?? ""
+        let encodedAccount = account.map { URIText.encode($0, utf8Locale: utf8) } ?? ""
+        let secret = try readTwice("secret", "secrets", prompt: prompt, echo: echo)
+        let separator = !encodedIssuer.isEmpty && !encodedAccount.isEmpty ? ":" : ""
+        var uri = "otpauth://totp/\(encodedIssuer)\(separator)\(encodedAccount)?secret=\(secret.string)"
+        if !encodedIssuer.isEmpty { uri += "&issuer=\(encodedIssuer)" }
+        return try parse(uri)
+    }
+
+    /// pass-otp's prompts: on a terminal twice, hidden (or once, echoed); otherwise one line, unprompted.
+    private static func readTwice(_ what: String, _ plural: String, prompt: String, echo: Bool) throws
+        -> SecureBytes
+    {
+        let question = "Enter \(what) for \(prompt): "
+        guard Terminal.isTerminal(0) else { return Terminal.bashRead(prompt: question).value }
+        if echo { return Terminal.bashRead(prompt: question, lineEditing: true).value }
+        let first = Terminal.bashRead(prompt: question, hidden: true)
+        guard first.succeeded else { throw Exit(1) }
+        standardOutput.write("\n")
+        let second = Terminal.bashRead(prompt: "Retype \(what) for \(prompt): ", hidden: true)
+        guard second.succeeded else { throw Exit(1) }
+        standardOutput.write("\n")
+        guard first.value.constantTimeEquals(second.value) else {
+            throw Exit.die("Error: the entered \(plural) do not match.")
+        }
+        return first.value
+    }
+
+    /// pass-otp's `otp_insert`: the sneaky-path check, the folder, the recipients, then `text` and a
+    /// newline encrypted and committed.
+    private static func save(_ path: String, _ text: [UInt8], message: String, _ invocation: Invocation)
+        throws
+    {
+        try invocation.checkSneakyPaths(path)
+        try invocation.makeFolder(for: path)
+        _ = try invocation.store.verifiedRecipients(forFolder: Invocation.dirname(path))
+        invocation.warnAboutUnappliedGPGOptions()
+        try encrypt(path, invocation) {
+            try invocation.store.write(path, SecureBytes(text + [UInt8(ascii: "\n")]), commitMessage: message)
+        }
+    }
+
+    /// Runs a write, with pass-otp's `OTP secret encryption aborted.` when gpg fails.
+    private static func encrypt(_ path: String, _ invocation: Invocation, _ write: () throws -> Void) throws {
+        do {
+            try write()
+        } catch let error as GPGError {
+            standardError.line("Error: \(error.message)")
+            throw Exit.die("OTP secret encryption aborted.")
+        } catch let error as CofferError where error.code == .io && error.errno != nil {
+            let reason = error.errno!.description
+            standardError.line("gpg: can't create '\(invocation.store.entryPath(path))': \(reason)")
+            standardError.line("gpg: [stdin]: encryption failed: \(reason)")
+            throw Exit.die("OTP secret encryption aborted.")
+        }
+    }
+
+    // MARK: - uri
+
+    private static func uri(_ arguments: [String], _ invocation: Invocation) throws {
+        let (parsed, failed) = invocation.parseOptions(arguments, uriOptions)
+        guard !failed, parsed.operands.count == 1 else {
+            throw invocation.usage("uri [--clip,-c | --qrcode,-q] pass-name")
+        }
+        let path = parsed.operands[0]
+        try invocation.checkSneakyPaths(path)
+        let store = invocation.store
+        guard FileSystem.isFile(store.entryPath(path)) else { throw Exit.die("Passfile not found") }
+        invocation.warnAboutUnappliedGPGOptions(encrypting: false)
+        let contents = decryptOrReport(path, store)
+        let text =
+            try contents.withUnsafeBytes({ OneTimePassword.uri(in: $0) }).map { try parse($0).uri } ?? ""
+        if parsed.has("clip") {
+            try Clipboard.copy(SecureBytes(string: text), name: "OTP key URI for \(path)", invocation)
+        } else if parsed.has("qrcode") {
+            try QRCode.show(SecureBytes(string: text), name: "OTP key URI for \(path)", invocation)
+        } else {
+            standardOutput.line(text)
+        }
+    }
+
+    // MARK: - Shared
+
+    /// A URI as an error message may show it: the value of every `secret=` parameter replaced by
+    /// `<hidden>` (pass-otp prints it whole; the secret is the one thing the URI must not leak).
+    static func masked(_ uri: String) -> String {
+        var result = ""
+        var rest = Substring(uri)
+        while let found = rest.firstRange(of: "secret=") {
+            let start = found.lowerBound
+            // Only a parameter: at the start of the query or after `&` (or `?`).
+            let atParameter =
+                start == rest.startIndex
+                ? result.last.map { $0 == "?" || $0 == "&" } ?? false
+                : ["?", "&"].contains(rest[rest.index(before: start)])
+            result += rest[..<found.upperBound]
+            rest = rest[found.upperBound...]
+            guard atParameter else { continue }
+            let end = rest.firstIndex { $0 == "&" || $0 == "#" } ?? rest.endIndex
+            if end > rest.startIndex { result += "<hidden>" }
+            rest = rest[end...]
+        }
+        return result + rest
+    }
+
+    /// Parses a URI, with pass-otp's words for what is wrong (the secret hidden).
+    static func parse(_ uri: String) throws -> OneTimePassword {
+        do {
+            return try OneTimePassword(uri: uri)
+        } catch let error as OneTimePassword.ParseError {
+            switch error {
+            case .unparsable(let uri): throw Exit.die("Cannot parse OTP key URI: \(masked(uri))")
+            case .missingAccount(let uri):
+                throw Exit.die("Invalid key URI (missing accountname): \(masked(uri))")
+            case .missingSecret(let uri): throw Exit.die("Invalid key URI (missing secret): \(masked(uri))")
+            case .missingCounter(let uri): throw Exit.die("Invalid key URI (missing counter): \(masked(uri))")
+            }
+        }
+    }
+
+    /// Decrypts an entry; when gpg fails, says so in its words and goes on with nothing, as pass-otp's
+    /// `$(gpg -d ...)` does (the caller then finds no URI).
+    private static func decryptOrReport(_ path: String, _ store: PasswordStore) -> SecureBytes {
+        do {
+            return try store.read(path)
+        } catch let error as GPGError {
+            standardError.line(GPGMessages.decryptionFailure(error))
+        } catch let error as CofferError {
+            standardError.line("Error: \(error.message)")
+        } catch {
+            standardError.line("Error: \(error)")
+        }
+        return SecureBytes([])
+    }
+
+    /// pass-otp's usage text.
+    static func usageText(_ invocation: Invocation) -> String {
+        let program = invocation.program
+        return """
+            Usage:
+
+                \(program) otp [code] [--clip,-c] pass-name
+                    Generate an OTP code and optionally put it on the clipboard.
+                    If put on the clipboard, it will be cleared in \(invocation.clipTime) seconds.
+
+                \(program) otp insert [--force,-f] [--echo,-e]
+                        [[--secret, -s] [--issuer,-i issuer] [--account,-a account]]
+                        [pass-name]
+                    Prompt for and insert a new OTP key.
+
+                    If 'secret' is specified, prompt for the OTP secret, assuming SHA1
+                    algorithm, 30-second period, and 6 OTP digits; one of 'issuer' or
+                    'account' is also required. Otherwise, prompt for a key URI; if
+                    'pass-name' is not supplied, use the URI label.
+
+                    Optionally, echo the input. Prompt before overwriting existing URI
+                    unless forced. This command accepts input from stdin.
+
+                \(program) otp append [--force,-f] [--echo,-e]
+                        [[--secret, -s] [--issuer,-i issuer] [--account,-a account]]
+                        pass-name
+                    Appends an OTP key URI to an existing password file.
+
+                    If 'secret' is specified, prompt for the OTP secret, assuming SHA1
+                    algorithm, 30-second period, and 6 OTP digits; one of 'issuer' or
+                    'account' is also required. Otherwise, prompt for a key URI.
+
+                    Optionally, echo the input. Prompt before overwriting an existing URI
+                    unless forced. This command accepts input from stdin.
+
+                \(program) otp uri [--clip,-c] [--qrcode,-q] pass-name
+                    Display the key URI stored in pass-name. Optionally, put it on the
+                    clipboard, or display a QR code.
+
+                \(program) otp validate uri
+                    Test if the given URI is a valid OTP key URI.
+
+            More information may be found in the pass-otp(1) man page.
+
+            """
+    }
+}

@@ -1,0 +1,116 @@
+import CofferTestSupport
+import Testing
+
+@testable import Coffer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The offline Have I Been Pwned list: both ways of reading it (whole, and by bisection for large files)
+/// find exactly the hashes that are there, and refuse a list that is malformed or out of order.
+@Suite struct BreachedPasswordListTests {
+    private static func hex(_ random: inout SeededRandom) -> [UInt8] {
+        let digits = Array("0123456789ABCDEF".utf8)
+        return (0..<40).map { _ in digits[random.below(16)] }
+    }
+
+    /// A folder of its own, removed afterwards.
+    private final class Folder {
+        let path: String
+        init() throws {
+            var template = Array("/tmp/coffer-hibp-XXXXXX".utf8CString)
+            guard let made = mkdtemp(&template) else { throw CofferError(.io, "mkdtemp failed") }
+            path = String(cString: made)
+        }
+        deinit { _ = try? ChildProcess(["rm", "-rf", path]).run() }
+
+        func write(_ name: String, _ text: String) throws -> String {
+            let file = path + "/" + name
+            try FileSystem.atomicWrite(file, bytes: Array(text.utf8), mode: 0o600)
+            return file
+        }
+    }
+
+    /// A sorted list of `count` seeded hashes (CRLF line ends, as downloaded), and its contents by hash.
+    private static func list(seed: UInt64, count: Int, lineEnd: String = "\r\n") -> (String, [String: Int]) {
+        var random = SeededRandom(seed: seed)
+        var entries: [String: Int] = [:]
+        while entries.count < count {
+            entries[String(decoding: hex(&random), as: UTF8.self)] = 1 + random.below(999_999)
+        }
+        let text = entries.keys.sorted().map { "\($0):\(entries[$0]!)\(lineEnd)" }.joined()
+        return (text, entries)
+    }
+
+    @Test(arguments: [UInt64(1), 2, 3])
+    func bothWaysFindWhatIsThereAndNothingElse(seed: UInt64) throws {
+        let folder = try Folder()
+        let (text, entries) = Self.list(seed: seed, count: 5000, lineEnd: seed == 2 ? "\n" : "\r\n")
+        // The last line without its line end, once.
+        let file = try folder.write("list.txt", seed == 3 ? String(text.dropLast()) : text)
+        var random = SeededRandom(seed: seed &+ 100)
+        let present = entries.keys.sorted()
+        var asked: [[UInt8]] = [Array(present.first!.utf8), Array(present.last!.utf8)]
+        for _ in 0..<200 {
+            asked.append(random.chance(0.5) ? Array(random.pick(present).utf8) : Self.hex(&random))
+        }
+        asked.append(Array(String(repeating: "0", count: 40).utf8))
+        asked.append(Array(String(repeating: "F", count: 40).utf8))
+        asked.append(asked[2])
+        let expected = asked.map { entries[String(decoding: $0, as: UTF8.self)] }
+        var whole = BreachedPasswordList(path: file)
+        #expect(try whole.counts(of: asked) == expected)
+        whole.wholeFileLimit = 0
+        #expect(try whole.counts(of: asked) == expected)
+    }
+
+    @Test func aListOutOfOrderIsRefusedBothWays() throws {
+        let folder = try Folder()
+        let (text, _) = Self.list(seed: 7, count: 3000)
+        let reversed = text.split(separator: "\r\n").reversed().joined(separator: "\r\n") + "\r\n"
+        let file = try folder.write("reversed.txt", reversed)
+        var list = BreachedPasswordList(path: file)
+        var random = SeededRandom(seed: 8)
+        let asked = (0..<20).map { _ in Self.hex(&random) }
+        for limit in [64 << 20, 0] {
+            list.wholeFileLimit = limit
+            let error = #expect(throws: CofferError.self) { try list.counts(of: asked) }
+            #expect(error?.message.contains("out of order") == true, "\(error?.message ?? "")")
+            #expect(error?.message.contains("\n") == false)
+        }
+        // One pair swapped deep inside: reading the whole file finds it.
+        var lines = text.split(separator: "\r\n").map(String.init)
+        lines.swapAt(1500, 1501)
+        list = BreachedPasswordList(
+            path: try folder.write("swapped.txt", lines.joined(separator: "\n") + "\n"))
+        let error = #expect(throws: CofferError.self) { try list.counts(of: asked) }
+        #expect(error?.message.contains("line 1502 is out of order") == true, "\(error?.message ?? "")")
+    }
+
+    @Test(arguments: [
+        "0123456789ABCDEF0123456789ABCDEF01234567\n",  // no count
+        "0123456789abcdef0123456789abcdef01234567:3\n",  // lower case
+        "0123456789ABCDEF0123456789ABCDEF:3\n",  // an NTLM hash
+        "0123456789ABCDEF0123456789ABCDEF01234567:x\n",
+        "\n",
+        "",
+        "0123456789ABCDEF0123456789ABCDEF01234567 3\n",
+    ])
+    func malformedListsAreRefused(text: String) throws {
+        let folder = try Folder()
+        let good = "0000000000000000000000000000000000000001:5\n"
+        let file = try folder.write(
+            "list.txt", text.isEmpty ? "" : good + text + "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF:1\n")
+        var list = BreachedPasswordList(path: file)
+        for limit in [64 << 20, 0] where !(limit == 0 && text.isEmpty) {
+            list.wholeFileLimit = limit
+            let error = #expect(throws: CofferError.self) {
+                try list.counts(of: [Array("8888888888888888888888888888888888888888".utf8)])
+            }
+            #expect(error?.code == .format, "\(text.debugDescription): \(error?.message ?? "")")
+        }
+    }
+}
