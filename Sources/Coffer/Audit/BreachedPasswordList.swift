@@ -186,7 +186,8 @@ package struct BreachedPasswordList: Sendable {
             return offset + newline
         }
         /// The line starting at `offset`: its hash, count, and where the next one starts. The line after
-        /// it, when the same read holds it whole, is checked too, and must come after it.
+        /// it (which the same read holds whole when it is no longer than ``longestLine``) is checked too,
+        /// and must come after it.
         func line(at offset: Int) throws -> (hash: [UInt8], count: Int, next: Int) {
             let bytes = try read(offset, 2 * (Self.longestLine + 1))
             let end = bytes.firstIndex(of: UInt8(ascii: "\n"))
@@ -196,14 +197,13 @@ package struct BreachedPasswordList: Sendable {
             let next = offset + (end.map { $0 + 1 } ?? bytes.count)
             if let end, end + 1 < bytes.count {
                 let after = bytes[(end + 1)...]
+                // Without a line feed in the rest of the read, the next line is the last one or too long.
                 let afterEnd = after.firstIndex(of: UInt8(ascii: "\n"))
-                if afterEnd != nil || offset + bytes.count >= size {
-                    guard let (nextHash, _) = Self.parse(after[..<(afterEnd ?? bytes.count)]) else {
-                        throw malformed("the line at byte \(next)")
-                    }
-                    if !hash.lexicographicallyPrecedes(nextHash) {
-                        throw unsorted("the line at byte \(next)")
-                    }
+                guard let (nextHash, _) = Self.parse(after[..<(afterEnd ?? bytes.count)]) else {
+                    throw malformed("the line at byte \(next)")
+                }
+                if !hash.lexicographicallyPrecedes(nextHash) {
+                    throw unsorted("the line at byte \(next)")
                 }
             }
             return (Array(hash), count, next)

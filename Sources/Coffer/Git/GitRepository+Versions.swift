@@ -8,11 +8,13 @@ package struct EntryVersion: Sendable, Equatable {
 
 extension GitRepository {
     /// The committed versions of each of `paths` (relative to the top), newest first, from one `git log`
-    /// of the first-parent history (the line of commits made on this clone, a merge counting as the
-    /// change it made to its first parent): renames are followed (git's rename detection, and pass's
-    /// re-encrypting moves, which add the new file and remove the old one in one commit: the removed
-    /// entry whose trailing path parts match best is taken to be the old name). A path with no commit has
-    /// no versions; a repository without commits has none at all.
+    /// of the first-parent history (from `HEAD` back through the first parent of each merge, a merge
+    /// counting as the change it made to its first parent, which `--first-parent` implies from git 2.31
+    /// on; older gits show no change at a merge, so a version taken from the other side is not dated):
+    /// renames are followed (git's rename detection, and pass's re-encrypting moves, which add the new
+    /// file and remove the old one in one commit: the removed entry whose trailing path parts match best
+    /// is taken to be the old name). A path with no commit has no versions; a repository without commits
+    /// has none at all.
     ///
     /// - Throws: ``CofferError`` when git cannot read the repository (git missing, a repository git
     ///   refuses, such as one owned by someone else, or any other failure), and when the clone is
@@ -33,7 +35,7 @@ extension GitRepository {
         let head = try runUnchecked(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
         guard head.status == 0, !head.outputText.isEmpty else { return result }
         let output = try readHistory([
-            "log", "-z", "--raw", "--no-abbrev", "-M", "--first-parent", "--diff-merges=first-parent",
+            "log", "-z", "--raw", "--no-abbrev", "-M", "--first-parent",
             "--format=%x1e%at", "HEAD",
         ]).standardOutput
         for record in output.split(separator: 0x1e) {
