@@ -154,8 +154,11 @@ public struct Audit: Sendable {
 
     /// Runs the audit, telling `onEvent` how far it got.
     ///
-    /// - Throws: ``CofferError`` when the folder is not in the store, the git history cannot be read, or
-    ///   the breached list cannot be read or is not a sorted list of `HASH:COUNT` lines. An entry that
+    /// - Throws: ``CofferError`` when the folder is not in the store; when ages are asked for and git
+    ///   cannot read the history (git missing, a repository git refuses, any failure) or the clone is
+    ///   shallow (no age can be known); or when the breached list cannot be read or is found not to be a
+    ///   sorted list of `HASH:COUNT` lines (a list searched by bisection is checked only where it is read:
+    ///   ``Report/breachedListBisected``). An entry that
     ///   does not decrypt is reported in ``Report/failures`` instead, and the others are still audited.
     public func run(onEvent: (Event) -> Void = { _ in }) throws -> Report {
         let trimmed = EntryName.trimmed(subfolder)
