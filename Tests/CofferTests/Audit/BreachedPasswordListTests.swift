@@ -170,6 +170,20 @@ import Testing
         #expect(error?.message.contains("out of order") == true, "\(error?.message ?? "")")
     }
 
+    @Test func aByteOrderMarkIsRefusedBothWays() throws {
+        let folder = try Folder()
+        let lines = Self.evenLines(seed: 14, count: 3000)
+        var list = BreachedPasswordList(
+            path: try folder.write("bom.txt", "\u{FEFF}" + lines.joined(separator: "\n")))
+        for limit in [64 << 20, 0] {
+            list.wholeFileLimit = limit
+            let error = #expect(throws: CofferError.self) {
+                try list.counts(of: [Array(lines[2999].prefix(40).utf8)])
+            }
+            #expect(error?.message.contains("is not HASH:COUNT") == true, "\(error?.message ?? "")")
+        }
+    }
+
     @Test func bisectionChecksTheFirstLineAgainstTheLast() throws {
         let folder = try Folder()
         let lines = Self.evenLines(seed: 13, count: 3000)
