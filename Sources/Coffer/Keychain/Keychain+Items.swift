@@ -72,7 +72,7 @@ extension Keychain {
     /// item: the value's fields, then `#label: ...` and `#comment: ...` (left out when `nil`).
     ///
     /// The label and comment are kept apart from the value: a value with `label` or `comment` properties
-    /// of its own keeps them, and ``value(_:account:)`` never reads the label or comment into it.
+    /// of its own keeps them, and `value(_:account:)` never reads the label or comment into it.
     ///
     /// - Throws: `EncodingError` as ``SecretEncoder/encode(_:)`` does; ``CofferError/Code/invalidArgument``
     ///   when the label or comment cannot be a field value, when `value` is a `nil` optional (there is
@@ -147,7 +147,7 @@ extension Keychain {
     }
 
     /// Every item of the service (not of nested services) with its label, comment and dates, in the
-    /// order of ``accounts()``.
+    /// order of `accounts()`.
     ///
     /// Each item is decrypted to read its label and comment (on all processors); the dates come from one
     /// `git log` when the store is a git repository.

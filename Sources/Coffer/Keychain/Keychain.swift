@@ -303,8 +303,8 @@ public struct Keychain: Sendable {
     /// no leading `-` or `.`, at most 251 bytes (so that `<account>.gpg` fits the 255-byte file-name
     /// limit).
     ///
-    /// A name starting with `.` (`.`, `..`, `.env`) is refused because pass, ``accounts()`` and
-    /// ``removeAll()`` skip hidden files: such an item could be neither listed nor removed with the rest.
+    /// A name starting with `.` (`.`, `..`, `.env`) is refused because pass, `accounts()` and
+    /// `removeAll()` skip hidden files: such an item could be neither listed nor removed with the rest.
     public static func validateAccount(_ account: String) throws {
         func refuse(_ why: String) -> CofferError {
             CofferError(.invalidName, "invalid account name: \(why)")
@@ -326,7 +326,7 @@ public struct Keychain: Sendable {
     /// with `-` or `.`.
     ///
     /// A component starting with `.` (`.`, `..`, `.git`, any hidden folder) is refused: items there would
-    /// go into git's own folder or be hidden from pass, ``accounts()`` and ``removeAll()``.
+    /// go into git's own folder or be hidden from pass, `accounts()` and `removeAll()`.
     public static func validateService(_ service: String) throws {
         let trimmed = EntryName.trimmed(service)
         let components = trimmed.split(separator: "/", omittingEmptySubsequences: false)
