@@ -250,3 +250,32 @@ struct SecretArchiveRedTeamTests {
         #expect(try roundTrip(value) == value)
     }
 }
+
+/// F14: 128-bit integers are single values like the other integers.
+@Suite("The Codable archive: 128-bit integers")
+struct SecretArchiveInt128Tests {
+    struct Big: Codable, Equatable {
+        var password = "pw"
+        var n: Int128
+        var u: UInt128
+        var list: [Int128]
+        var maybe: UInt128?
+    }
+
+    @Test func int128AndUInt128RoundTrip() throws {
+        let value = Big(n: .min, u: .max, list: [0, -1, .max], maybe: 7)
+        let text = String(decoding: try SecretEncoder().encodeBytes(value), as: UTF8.self)
+        #expect(
+            text
+                == "pw\nn: \(Int128.min)\nu: \(UInt128.max)\nlist: 0\nlist: -1\nlist: \(Int128.max)\nmaybe: 7\n"
+        )
+        #expect(try SecretDecoder().decode(Big.self, from: Array(text.utf8)) == value)
+        #expect(try SecretDecoder().decode(Int128.self, from: try SecretEncoder().encode(Int128(-5))) == -5)
+        #expect {
+            _ = try SecretDecoder().decode(Big.self, from: Array("pw\nn: x\nu: 1\nlist: []\n".utf8))
+        } throws: { error in
+            guard case DecodingError.dataCorrupted(let context) = error else { return false }
+            return context.debugDescription.contains("\"n\"")
+        }
+    }
+}
