@@ -249,11 +249,17 @@ final class SecretFieldNode {
         return node
     }
 
-    /// The child spelled exactly `name`, else the first whose spelling differs only in case.
-    func child(_ name: String) -> SecretFieldNode? {
+    /// The child spelled exactly `name`, else the first whose spelling differs only in case and is not
+    /// `isOwnKey` (the exact spelling of another key the reader asks for, whose field it is).
+    ///
+    /// An exact child is used even when it is the nil marker `~`, so an explicit `nil` never reads a
+    /// neighbour's value.
+    func child(_ name: String, isOwnKey: (String) -> Bool = { _ in false }) -> SecretFieldNode? {
         if let exact = childrenByName[name] { return exact }
         let lowercased = name.lowercased()
-        return childNames.first { $0.lowercased() == lowercased }.flatMap { childrenByName[$0] }
+        return childNames.first { $0.lowercased() == lowercased && !isOwnKey($0) }.flatMap {
+            childrenByName[$0]
+        }
     }
 
     /// The child spelled exactly `name`.

@@ -8,10 +8,15 @@
 ///
 /// The top-level property named ``passwordKey`` reads line 1; every other property reads the
 /// first field with its key (`address.city` for nested values, `servers.0.host` for an element of
-/// an array). A key component matches one spelled the same, else one that differs only in case. An
-/// array reads the fields under its indexes (`servers.0`, `servers.1`, ...) in numeric order, or, when
-/// there are none, every field with its key in order. A missing field, or `~`, decodes as `nil` for an
-/// optional property; a missing field throws `DecodingError.keyNotFound` otherwise.
+/// an array). A key component matches one spelled the same (even when its value is `~`), else one that
+/// differs only in case, unless the type has a key of that exact spelling (then the field is that
+/// key's). An array reads the fields under its indexes (`servers.0`, `servers.1`, ...) in numeric order,
+/// or, when there are none, every field with its key in order. A missing field, or `~`, decodes as `nil`
+/// for an optional property; a missing field throws `DecodingError.keyNotFound` otherwise, for arrays,
+/// dictionaries and structs too (the encoder writes `[]` and `{}` for empty ones): only a type that
+/// asks whether it is `nil` through a single value container, as `Optional` does, decodes from absence.
+/// A class's superclass part, read with `superDecoder()` at the top level, reads its password from
+/// line 1, as ``SecretEncoder`` writes it.
 ///
 /// Decoding is lenient with what people add by hand: fields the type does not know, fields whose key
 /// starts with `#` (comments), blank lines, free text and `otpauth://` lines are ignored; blanks around
@@ -152,15 +157,30 @@ struct SecretDecodingWorker: Decoder {
     let codingPath: [any CodingKey]
     /// Whether keyed containers here also read dotted keys as one key (a dictionary of single values).
     let flatKeys: Bool
+    /// Whether this is the superclass part of the top-level value (`superDecoder()`), whose password
+    /// key reads line 1 as the top level's does.
+    let isTopSuper: Bool
 
     var userInfo: [CodingUserInfoKey: Any] { source.userInfo }
 
-    init(source: SecretDecodingSource, position: Position, codingPath: [any CodingKey], type: Any.Type? = nil)
-    {
+    init(
+        source: SecretDecodingSource, position: Position, codingPath: [any CodingKey], type: Any.Type? = nil,
+        isTopSuper: Bool = false
+    ) {
         self.source = source
         self.position = position
         self.codingPath = codingPath
         self.flatKeys = (type as? any SecretDictionary.Type)?.hasScalarValues ?? false
+        self.isTopSuper = isTopSuper
+    }
+
+    /// The error for an object or array whose field is missing: only a type that asks whether it is
+    /// `nil` (through a single value container, as `Optional` does) decodes from an absent field.
+    private func missing(_ name: String) -> DecodingError {
+        DecodingError.keyNotFound(
+            codingPath.last ?? SecretCodingKey(stringValue: name),
+            DecodingError.Context(
+                codingPath: codingPath, debugDescription: "The entry has no field \"\(name)\"."))
     }
 
     private func mismatch(_ type: Any.Type, _ what: String, _ name: String) -> DecodingError {
@@ -185,10 +205,12 @@ struct SecretDecodingWorker: Decoder {
         case .node(let found, let key): (node, name) = (found, key)
         case .value(_, let key): throw mismatch([String: Any].self, "an object", key)
         }
+        // The superclass part of the top level may have written nothing but line 1.
+        if node == nil && !isTopSuper { throw missing(name) }
         return KeyedDecodingContainer(
             SecretKeyedDecodingContainer<Key>(
                 source: source, node: node, name: name,
-                isTop: { if case .top = position { true } else { false } }(),
+                isTop: isTopSuper || { if case .top = position { true } else { false } }(),
                 codingPath: codingPath, flatKeys: flatKeys)
         )
     }
@@ -198,9 +220,11 @@ struct SecretDecodingWorker: Decoder {
         case .top:
             return SecretUnkeyedDecodingContainer(source: source, node: source.root, name: "", codingPath: [])
         case .password:
+            guard source.passwordNode != nil else { throw missing(source.passwordKey) }
             return SecretUnkeyedDecodingContainer(
                 source: source, node: source.passwordNode, name: source.passwordKey, codingPath: codingPath)
         case .node(let node, let name):
+            guard node != nil else { throw missing(name) }
             return SecretUnkeyedDecodingContainer(
                 source: source, node: node, name: name, codingPath: codingPath)
         case .value(_, let name): throw mismatch([Any].self, "an array", name)
@@ -244,7 +268,11 @@ struct SecretKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     }
 
     private func child(_ key: Key) -> SecretFieldNode? {
-        if let found = node?.child(key.stringValue) { return found }
+        // A field whose key differs only in case is used only when the type has no key spelled so:
+        // `Name: Bob` is the field of a property `Name`, never that of a nil property `name`.
+        if let found = node?.child(key.stringValue, isOwnKey: { Key(stringValue: $0) != nil }) {
+            return found
+        }
         guard flatKeys, let node else { return nil }
         return node.flattened().first { $0.key == key.stringValue }?.node
     }
@@ -309,6 +337,12 @@ struct SecretKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decodeValue(type, forKey: key) }
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decodeValue(type, forKey: key) }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decodeValue(type, forKey: key) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try decodeValue(type, forKey: key) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 {
+        try decodeValue(type, forKey: key)
+    }
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
         try decodeValueIfPresent(type, forKey: key)
@@ -352,32 +386,47 @@ struct SecretKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
         try decodeValueIfPresent(type, forKey: key)
     }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    func decodeIfPresent(_ type: Int128.Type, forKey key: Key) throws -> Int128? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    func decodeIfPresent(_ type: UInt128.Type, forKey key: Key) throws -> UInt128? {
+        try decodeValueIfPresent(type, forKey: key)
+    }
 
     func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type,
         forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        try superDecoder(forKey: key).container(keyedBy: type)
+        try decoder(forKey: key, isSuper: false).container(keyedBy: type)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try superDecoder(forKey: key).unkeyedContainer()
+        try decoder(forKey: key, isSuper: false).unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder {
         let key = SecretCodingKey(stringValue: "super")
         return SecretDecodingWorker(
             source: source,
-            position: .node(node?.child(key.stringValue), name: SecretDecodingSource.name(name, "super")),
-            codingPath: codingPath + [key])
+            position: .node(
+                node?.exactChild(key.stringValue), name: SecretDecodingSource.name(name, "super")),
+            codingPath: codingPath + [key], isTopSuper: isTop)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
+        decoder(forKey: key, isSuper: true)
+    }
+
+    /// The decoder of the value at `key`; a superclass part of the top level reads line 1 as its password.
+    private func decoder(forKey key: Key, isSuper: Bool) -> SecretDecodingWorker {
         if isPassword(key) {
             return SecretDecodingWorker(source: source, position: .password, codingPath: codingPath + [key])
         }
         return SecretDecodingWorker(
-            source: source, position: .node(child(key), name: childName(key)), codingPath: codingPath + [key])
+            source: source, position: .node(child(key), name: childName(key)), codingPath: codingPath + [key],
+            isTopSuper: isSuper && isTop)
     }
 }
 
@@ -484,6 +533,10 @@ struct SecretUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try decodeValue(type) }
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try decodeValue(type) }
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try decodeValue(type) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func decode(_ type: Int128.Type) throws -> Int128 { try decodeValue(type) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func decode(_ type: UInt128.Type) throws -> UInt128 { try decodeValue(type) }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type
@@ -564,4 +617,8 @@ struct SecretSingleValueDecodingContainer: SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try decodeValue(type) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try decodeValue(type) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try decodeValue(type) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    func decode(_ type: Int128.Type) throws -> Int128 { try decodeValue(type) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    func decode(_ type: UInt128.Type) throws -> UInt128 { try decodeValue(type) }
 }

@@ -40,6 +40,8 @@
 ///   in UTC (`2024-05-01T12:00:00Z`, with fractional seconds only when needed), `Data` as standard
 ///   base64 and `URL` as its absolute string. A string with line breaks, or the string `|`, is written
 ///   as a multi-line field (`key: |` followed by lines indented by two spaces).
+/// - A class that encodes its superclass with `superEncoder()` writes the superclass's properties under
+///   `super.`; at the top level, the superclass's password property is line 1 all the same.
 /// - A `nil` property writes nothing. A `nil` that must be seen (in an array, a dictionary, or the
 ///   inner `nil` of a nested optional) is written `~`; an empty array `[]` and an empty object or
 ///   struct `{}`, so that every value below the top level writes at least one field and reads back
@@ -69,7 +71,8 @@ public struct SecretEncoder: Sendable {
     /// A top-level single value (a `String`, say) becomes the password and nothing else.
     ///
     /// - Throws: `EncodingError.invalidValue` when the value cannot be written so that it reads
-    ///   back unchanged, with a `debugDescription` saying why.
+    ///   back unchanged, with a `debugDescription` naming the field and saying why. The error's value
+    ///   is a placeholder, never the value itself, so printing or logging the error shows no password.
     public func encode<T: Encodable>(_ value: T) throws -> Secret {
         let root = SecretEncodingWorker(
             codingPath: [],
@@ -80,7 +83,7 @@ public struct SecretEncoder: Sendable {
         try layout.addTopLevel(root.box(value, at: []))
         if layout.isEmpty, let optional = value as? any SecretOptional, !optional.isSecretNil {
             throw EncodingError.invalidValue(
-                value,
+                SecretHiddenValue(),
                 EncodingError.Context(
                     codingPath: [],
                     debugDescription:
@@ -144,6 +147,8 @@ final class SecretKeyedStorage {
         let value: SecretEncodedValue
         /// Whether the value must write at least one line: it came from an optional or a dictionary.
         let mustAppear: Bool
+        /// Whether the value is a superclass's part, from `superEncoder()` or `superEncoder(forKey:)`.
+        var isSuper = false
     }
 
     /// `nil` for a struct or class; for a dictionary, whether its values are single values.
@@ -206,7 +211,7 @@ final class SecretEncodingWorker: Encoder {
         if let scalar = value as? any SecretScalar {
             guard let text = scalar.secretText() else {
                 throw EncodingError.invalidValue(
-                    value,
+                    SecretHiddenValue(),
                     EncodingError.Context(
                         codingPath: path,
                         debugDescription: "Cannot encode \(T.self) \"\(SecretLayout.name(of: path))\": "
@@ -272,6 +277,10 @@ struct SecretKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func encode(_ value: UInt16, forKey key: Key) throws { try put(value, key) }
     mutating func encode(_ value: UInt32, forKey key: Key) throws { try put(value, key) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { try put(value, key) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128, forKey key: Key) throws { try put(value, key) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128, forKey key: Key) throws { try put(value, key) }
 
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
         try putIfPresent(value, key)
@@ -291,6 +300,10 @@ struct SecretKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try putIfPresent(value, key) }
     mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try putIfPresent(value, key) }
     mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try putIfPresent(value, key) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func encodeIfPresent(_ value: Int128?, forKey key: Key) throws { try putIfPresent(value, key) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func encodeIfPresent(_ value: UInt128?, forKey key: Key) throws { try putIfPresent(value, key) }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type,
@@ -320,7 +333,8 @@ struct SecretKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
     private func superEncoder(withKey key: any CodingKey) -> any Encoder {
         let nested = worker.deferredWorker(at: codingPath + [key])
-        storage.entries.append(.init(key: key, value: .deferred(nested), mustAppear: inDictionary))
+        storage.entries.append(
+            .init(key: key, value: .deferred(nested), mustAppear: inDictionary, isSuper: true))
         return nested
     }
 }
@@ -354,6 +368,10 @@ struct SecretUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt16) throws { try add(value) }
     mutating func encode(_ value: UInt32) throws { try add(value) }
     mutating func encode(_ value: UInt64) throws { try add(value) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128) throws { try add(value) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128) throws { try add(value) }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type
@@ -405,6 +423,10 @@ struct SecretSingleValueEncodingContainer: SingleValueEncodingContainer {
     mutating func encode(_ value: UInt16) throws { try set(value) }
     mutating func encode(_ value: UInt32) throws { try set(value) }
     mutating func encode(_ value: UInt64) throws { try set(value) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128) throws { try set(value) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128) throws { try set(value) }
 }
 
 /// Turns the encoded tree into the password and the field lines (coffer-store(5), THE CODABLE ARCHIVE).
@@ -449,8 +471,11 @@ struct SecretLayout {
         path.isEmpty ? "(top level)" : path.map(\.stringValue).joined(separator: ".")
     }
 
-    private func failure(_ value: Any, _ path: [any CodingKey], _ message: String) -> EncodingError {
-        EncodingError.invalidValue(value, EncodingError.Context(codingPath: path, debugDescription: message))
+    /// The error for a value at `path` that cannot be written. It never carries the value itself (a
+    /// password, say), only a placeholder, so printing or logging the error shows no secret.
+    private func failure(_ path: [any CodingKey], _ message: String) -> EncodingError {
+        EncodingError.invalidValue(
+            SecretHiddenValue(), EncodingError.Context(codingPath: path, debugDescription: message))
     }
 
     /// Writes the top-level value: a single value is line 1, an object its fields, an array its elements
@@ -462,7 +487,7 @@ struct SecretLayout {
         case .null:
             break
         case .keyed(let storage):
-            try addObject(storage, key: [], path: [])
+            try addObject(storage, key: [], path: [], passwordIsLine1: true)
         case .unkeyed(let list):
             try addList(list, key: [], path: [])
         case .deferred:
@@ -472,11 +497,11 @@ struct SecretLayout {
 
     private mutating func setPassword(_ text: String, mustAppear: Bool, path: [any CodingKey]) throws {
         if let problem = SecretSyntax.passwordProblem(Array(text.utf8)) {
-            throw failure(text, path, "Cannot encode the password (line 1): \(problem)")
+            throw failure(path, "Cannot encode the password (line 1): \(problem)")
         }
         if mustAppear && text.isEmpty {
             throw failure(
-                text, path,
+                path,
                 "Cannot encode an empty password from an optional or a dictionary: an empty line 1 "
                     + "reads back as no password (nil)."
             )
@@ -500,9 +525,12 @@ struct SecretLayout {
         }
     }
 
-    private mutating func addObject(_ storage: SecretKeyedStorage, key: [String], path: [any CodingKey])
-        throws
-    {
+    /// Writes an object's entries under `key`. When `passwordIsLine1` (the top level, and the superclass
+    /// part of the top level written through `superEncoder()`), a single value under the password key
+    /// is line 1, so a class hierarchy whose base class holds the password keeps it there.
+    private mutating func addObject(
+        _ storage: SecretKeyedStorage, key: [String], path: [any CodingKey], passwordIsLine1: Bool = false
+    ) throws {
         var entries = storage.entries
         if storage.dictionaryValuesAreScalar != nil {
             let numeric = entries.allSatisfy { $0.key.intValue != nil }
@@ -521,7 +549,7 @@ struct SecretLayout {
             let name = entry.key.stringValue
             let entryPath = path + [entry.key]
             let value = resolved(entry.value)
-            if key.isEmpty && name == passwordKey {
+            if passwordIsLine1 && name == passwordKey {
                 switch value {
                 case .scalar(let text):
                     try claim([name], path: entryPath)
@@ -530,12 +558,16 @@ struct SecretLayout {
                 case .null:
                     guard entry.mustAppear else { continue }
                     throw failure(
-                        SecretNilValue(), entryPath,
+                        entryPath,
                         "Cannot encode a nil password (line 1) from a dictionary or a nested optional: an "
                             + "empty line 1 reads back as no password.")
                 default:
                     break  // An object or array under the password key is written as fields.
                 }
+            }
+            if passwordIsLine1 && entry.isSuper, case .keyed(let part) = value {
+                try addObject(part, key: key + [name], path: entryPath, passwordIsLine1: true)
+                continue
             }
             try addValue(value, key: key + [name], path: entryPath)
         }
@@ -574,7 +606,7 @@ struct SecretLayout {
         let spelled = SecretArchive.key(key)
         if let problem = SecretSyntax.keyProblem(spelled) ?? SecretSyntax.valueProblem(Array(written.utf8)) {
             // The escaping rules make this unreachable; it guards against writing what reads back differently.
-            throw failure(written, path, "Cannot encode \"\(spelled)\": \(problem)")
+            throw failure(path, "Cannot encode \"\(spelled)\": \(problem)")
         }
         fields.append((spelled, written))
     }
@@ -589,7 +621,7 @@ struct SecretLayout {
         }
         if clash {
             throw failure(
-                spelled, path,
+                path,
                 "Cannot encode two values under the field key \"\(spelled)\" (or one inside the other).")
         }
         leafKeys.insert(spelled)
@@ -597,7 +629,9 @@ struct SecretLayout {
     }
 }
 
-/// Stands for `nil` in `EncodingError.invalidValue`.
-struct SecretNilValue: CustomStringConvertible {
-    var description: String { "nil" }
+/// Stands for the value in `EncodingError.invalidValue`, so that the error never holds a password or
+/// any other value of the archive: Swift prints that value in the error's description.
+struct SecretHiddenValue: CustomStringConvertible, CustomDebugStringConvertible {
+    var description: String { "<value not shown>" }
+    var debugDescription: String { description }
 }

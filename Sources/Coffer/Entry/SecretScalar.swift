@@ -60,6 +60,10 @@ extension UInt8: SecretScalar {}
 extension UInt16: SecretScalar {}
 extension UInt32: SecretScalar {}
 extension UInt64: SecretScalar {}
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension Int128: SecretScalar {}
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension UInt128: SecretScalar {}
 
 extension SecretScalar where Self: BinaryFloatingPoint & LosslessStringConvertible {
     func secretText() -> String? { description }

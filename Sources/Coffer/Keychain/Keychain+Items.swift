@@ -15,9 +15,11 @@ extension Keychain {
     public struct Item: Sendable, Hashable {
         /// The account: the entry's name inside the service folder.
         public var account: String
-        /// The value of the entry's `label:` field, or `nil` when it has none.
+        /// The value of the entry's `#label:` field (``Keychain/labelKey``), exactly as given to `set` or
+        /// `setAttributes`, or `nil` when it has none. A stored value's own `label` property is not it.
         public var label: String?
-        /// The value of the entry's `comment:` field, or `nil` when it has none.
+        /// The value of the entry's `#comment:` field (``Keychain/commentKey``), exactly as given, or `nil`
+        /// when it has none. A stored value's own `comment` property is not it.
         public var comment: String?
         /// When the item was created: the author date of the commit that added the file (since it was
         /// last removed), or `nil` when the store is not a git repository or the file is not committed.
@@ -39,15 +41,20 @@ extension Keychain {
         }
     }
 
-    /// The field key that holds an item's label.
-    public static let labelKey = "label"
-    /// The field key that holds an item's comment.
-    public static let commentKey = "comment"
+    /// The field key that holds an item's label: `#label`.
+    ///
+    /// The key starts with `#`, so it can never be a stored value's own field: the archive writes a key
+    /// component starting with `#` in quotes (`"#label"`), and decoding skips fields whose key starts
+    /// with `#`. A value may therefore have `label` and `comment` properties of its own, and the
+    /// keychain's label and comment neither change them nor show up in them.
+    public static let labelKey = "#label"
+    /// The field key that holds an item's comment: `#comment` (see ``labelKey``).
+    public static let commentKey = "#comment"
 
     // MARK: - Writing with attributes
 
     /// Stores `password` with a label and a comment, replacing any item:
-    /// `password`, then `label: ...` and `comment: ...` (left out when `nil`).
+    /// `password`, then `#label: ...` and `#comment: ...` (left out when `nil`).
     ///
     /// - Throws: ``CofferError/Code/invalidArgument`` when `password` holds a line break, or when the
     ///   label or comment cannot be a field value (it starts with a blank or has a carriage return at
@@ -62,13 +69,31 @@ extension Keychain {
     }
 
     /// Archives `value` (see ``SecretEncoder``) with a label and a comment and stores it, replacing any
-    /// item.
+    /// item: the value's fields, then `#label: ...` and `#comment: ...` (left out when `nil`).
+    ///
+    /// The label and comment are kept apart from the value: a value with `label` or `comment` properties
+    /// of its own keeps them, and `value(_:account:)` never reads the label or comment into it.
     ///
     /// - Throws: `EncodingError` as ``SecretEncoder/encode(_:)`` does; ``CofferError/Code/invalidArgument``
-    ///   when the value already writes a `label` or `comment` field that is given here too.
+    ///   when the label or comment cannot be a field value, when `value` is a `nil` optional (there is
+    ///   nothing to label; use `remove(account:)`), or when it is `Data` or `[UInt8]` with a label or
+    ///   comment (those are stored as the item's exact bytes, which have no fields).
     public func set<Value: Encodable>(_ value: Value, account: String, label: String?, comment: String?)
         throws
     {
+        if let optional = value as? any SecretOptional, optional.isSecretNil {
+            throw CofferError(
+                .invalidArgument,
+                "a nil value cannot be stored with a label or comment; remove the item instead")
+        }
+        if Self.bytes(of: value) != nil {
+            guard label == nil && comment == nil else {
+                throw CofferError(
+                    .invalidArgument,
+                    "data is stored as the item's exact bytes and cannot carry a label or comment")
+            }
+            return try set(value, account: account)
+        }
         var secret = try SecretEncoder().encode(value)
         try Self.setAttributes(of: &secret, label: label, comment: comment, replacing: false)
         try set(secret, account: account)
@@ -76,6 +101,9 @@ extension Keychain {
 
     /// Changes the label and comment of an existing item, keeping every other line: a `nil` removes the
     /// field. Nothing is written when they are already so.
+    ///
+    /// Only the `#label:` and `#comment:` fields (``labelKey``, ``commentKey``) are touched; a stored
+    /// value's own `label` or `comment` fields are left as they are.
     ///
     /// - Throws: ``CofferError/Code/notFound`` when there is no such item;
     ///   ``CofferError/Code/invalidArgument`` when a value cannot be a field value.
@@ -97,13 +125,14 @@ extension Keychain {
                 if replacing { secret.removeField(key) }
                 continue
             }
+            let name = key.dropFirst()  // "label", "comment"
             if !replacing && secret.field(key) != nil {
-                throw CofferError(.invalidArgument, "the value already has a field '\(key)'")
+                throw CofferError(.invalidArgument, "the entry already has a field '\(key)'")
             }
             do {
                 try secret.setField(key, value)
             } catch let error as CofferError {
-                throw CofferError(.invalidArgument, "the \(key) cannot be stored: \(error.message)")
+                throw CofferError(.invalidArgument, "the \(name) cannot be stored: \(error.message)")
             }
         }
     }
@@ -118,7 +147,7 @@ extension Keychain {
     }
 
     /// Every item of the service (not of nested services) with its label, comment and dates, in the
-    /// order of ``accounts()``.
+    /// order of `accounts()`.
     ///
     /// Each item is decrypted to read its label and comment (on all processors); the dates come from one
     /// `git log` when the store is a git repository.

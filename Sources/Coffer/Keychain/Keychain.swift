@@ -17,7 +17,8 @@
 /// `pass show service/account` and `gpg -d`.
 ///
 /// As with the keychain libraries for Apple platforms, subscripts read and write passwords and data,
-/// items may carry a label and a comment (the fields `label:` and `comment:` of the entry), and
+/// items may carry a label and a comment (the fields `#label:` and `#comment:` of the entry, kept apart
+/// from a stored value's own fields), and
 /// `allItems()` lists them with their dates:
 ///
 /// ```swift
@@ -71,8 +72,42 @@ public struct Keychain: Sendable {
     }
 
     /// Archives `value` into the pass text format (see ``SecretEncoder``) and stores it, replacing any item.
+    ///
+    /// Some values are stored as the other `set` overloads store them, whatever their static type
+    /// (an optional, or a generic caller's `Value`):
+    /// - an optional that is `nil` removes the item, as assigning `nil` to a subscript does
+    ///   (`let password: String? = nil; try keychain.set(password, account: "alice")`);
+    /// - `Data` and `[UInt8]` are stored as the item's exact bytes, as by `set(_ data: Data, account:)`,
+    ///   so that `data(account:)` and `gpg -d` give them back, and `value(_:account:)` reads them so;
+    /// - a `String` is stored as by `set(_ password: String, account:)`.
+    ///
+    /// - Throws: `EncodingError` as ``SecretEncoder/encode(_:)`` does (never with the value in it), or
+    ///   the errors of the overload the value is routed to.
     public func set<Value: Encodable>(_ value: Value, account: String) throws {
-        try set(SecretEncoder().encode(value), account: account)
+        if let optional = value as? any SecretOptional, optional.isSecretNil {
+            try remove(account: account)
+            return
+        }
+        if let password = value as? String, Self.isType(Value.self, String.self) {
+            try set(password, account: account)
+        } else if let data = Self.bytes(of: value) {
+            try set(data, account: account)
+        } else {
+            try set(SecretEncoder().encode(value), account: account)
+        }
+    }
+
+    /// Whether `type` is `wanted` or an optional of it. (A dynamic cast alone is not enough: an empty
+    /// array of any element type casts to `[UInt8]`.)
+    static func isType<Value, Wanted>(_ type: Value.Type, _ wanted: Wanted.Type) -> Bool {
+        type == wanted || type == Wanted?.self
+    }
+
+    /// The bytes of a `Data` or `[UInt8]` value (or a non-`nil` optional of one), else `nil`.
+    static func bytes<Value>(of value: Value) -> Data? {
+        if let data = value as? Data, isType(Value.self, Data.self) { return data }
+        if let bytes = value as? [UInt8], isType(Value.self, [UInt8].self) { return Data(bytes) }
+        return nil
     }
 
     private func write(_ contents: SecureBytes, account: String) throws {
@@ -99,9 +134,13 @@ public struct Keychain: Sendable {
 
     /// The item decoded as `type` (see ``SecretDecoder``), or `nil` when there is no such item.
     ///
-    /// Fields the type does not know are ignored, so people may add notes with `pass edit`.
+    /// Fields the type does not know are ignored, so people may add notes with `pass edit`; so are the
+    /// keychain's own label and comment (see `setAttributes(label:comment:account:)`). `Data` and
+    /// `[UInt8]` are the item's exact bytes, as `set(_:account:)` stores them.
     public func value<Value: Decodable>(_ type: Value.Type, account: String) throws -> Value? {
-        try secret(account: account).map { try SecretDecoder().decode(type, from: $0) }
+        if Value.self == Data.self { return try data(account: account) as! Value? }
+        if Value.self == [UInt8].self { return try data(account: account).map { Array($0) } as! Value? }
+        return try secret(account: account).map { try SecretDecoder().decode(type, from: $0) }
     }
 
     /// Whether the item exists; nothing is decrypted.
@@ -260,14 +299,20 @@ public struct Keychain: Sendable {
         return service + "/" + account
     }
 
-    /// Checks an account name: one path component, not empty, `.`, `..`, no `/`, NUL or line break,
-    /// no leading `-`, at most 251 bytes (so that `<account>.gpg` fits the 255-byte file-name limit).
+    /// Checks an account name: one path component, not empty, no `/`, NUL or other control character,
+    /// no leading `-` or `.`, at most 251 bytes (so that `<account>.gpg` fits the 255-byte file-name
+    /// limit).
+    ///
+    /// A name starting with `.` (`.`, `..`, `.env`) is refused because pass, `accounts()` and
+    /// `removeAll()` skip hidden files: such an item could be neither listed nor removed with the rest.
     public static func validateAccount(_ account: String) throws {
         func refuse(_ why: String) -> CofferError {
             CofferError(.invalidName, "invalid account name: \(why)")
         }
         if account.isEmpty { throw refuse("it is empty") }
-        if account == "." || account == ".." { throw refuse("'\(account)' is not allowed") }
+        if account.hasPrefix(".") {
+            throw refuse("it starts with '.' (hidden files are not items: pass does not list them)")
+        }
         if account.contains("/") { throw refuse("it contains '/'") }
         if account.utf8.contains(0) { throw refuse("it contains a NUL byte") }
         if account.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) {
@@ -277,12 +322,24 @@ public struct Keychain: Sendable {
         if account.utf8.count > 251 { throw refuse("it is longer than 251 bytes") }
     }
 
-    /// Checks a service name: a relative folder path without empty, `.` or `..` components.
+    /// Checks a service name: a relative folder path whose components are not empty and do not start
+    /// with `-` or `.`.
+    ///
+    /// A component starting with `.` (`.`, `..`, `.git`, any hidden folder) is refused: items there would
+    /// go into git's own folder or be hidden from pass, `accounts()` and `removeAll()`.
     public static func validateService(_ service: String) throws {
         let trimmed = EntryName.trimmed(service)
         let components = trimmed.split(separator: "/", omittingEmptySubsequences: false)
-        if trimmed.isEmpty || trimmed.hasPrefix("/")
-            || components.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." || $0.hasPrefix("-") })
+        if trimmed.isEmpty || trimmed.hasPrefix("/") || components.contains(where: \.isEmpty) {
+            throw CofferError(.invalidName, "invalid service name: '\(service)' has an empty component")
+        }
+        if components.contains(where: { $0.hasPrefix(".") }) {
+            throw CofferError(
+                .invalidName,
+                "invalid service name: '\(service)' has a component starting with '.' (hidden folders and "
+                    + ".git hold no items)")
+        }
+        if components.contains(where: { $0.hasPrefix("-") })
             || trimmed.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f })
         {
             throw CofferError(.invalidName, "invalid service name: '\(service)'")

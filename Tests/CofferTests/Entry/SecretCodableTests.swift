@@ -461,10 +461,11 @@ struct EntryCodableErrorTests {
             case .keyNotFound(let nestedKey, _)? = decodingError(
                 Fixtures.Wrapper<Fixtures.Address>.self, "pw\n")
         else {
-            Issue.record("expected keyNotFound for address.city")
+            Issue.record("expected keyNotFound for the missing object")
             return
         }
-        #expect(nestedKey.stringValue == "city")
+        // The whole object is missing: the error names it, not its first property.
+        #expect(nestedKey.stringValue == "value")
 
         #expect(decodingError(Fixtures.Wrapper<Date>.self, "\nvalue: yesterday\n") != nil)
         #expect(decodingError(Fixtures.Wrapper<Data>.self, "\nvalue: not base64!\n") != nil)

@@ -78,18 +78,18 @@ extension PasswordStoreTests {
     @Test func labelsAndCommentsAreFields() throws {
         let keychain = try self.keychain
         try keychain.set("pw", account: "bob", label: "Work mail", comment: "IMAP, port 993")
-        #expect(try gpgDecrypt("bob") == Array("pw\nlabel: Work mail\ncomment: IMAP, port 993\n".utf8))
+        #expect(try gpgDecrypt("bob") == Array("pw\n#label: Work mail\n#comment: IMAP, port 993\n".utf8))
         #expect(
             try passShow("com.example.app/bob")
-                == Array("pw\nlabel: Work mail\ncomment: IMAP, port 993\n".utf8))
+                == Array("pw\n#label: Work mail\n#comment: IMAP, port 993\n".utf8))
         let item = try keychain.item(account: "bob")
         #expect(item?.label == "Work mail" && item?.comment == "IMAP, port 993")
         #expect(try keychain.password(account: "bob") == "pw")
 
         try keychain.setAttributes(label: "Home mail", comment: nil, account: "bob")
-        #expect(try gpgDecrypt("bob") == Array("pw\nlabel: Home mail\n".utf8))
+        #expect(try gpgDecrypt("bob") == Array("pw\n#label: Home mail\n".utf8))
         try keychain.setAttributes(label: nil, comment: "multi\nline", account: "bob")
-        #expect(try gpgDecrypt("bob") == Array("pw\ncomment: |\n  multi\n  line\n".utf8))
+        #expect(try gpgDecrypt("bob") == Array("pw\n#comment: |\n  multi\n  line\n".utf8))
         #expect(try keychain.item(account: "bob")?.comment == "multi\nline")
         #expect(try keychain.item(account: "bob")?.label == nil)
 
@@ -97,9 +97,10 @@ extension PasswordStoreTests {
         try keychain.set(credentials, account: "carol", label: "Carol", comment: nil)
         #expect(try keychain.value(Credentials.self, account: "carol") == credentials)
         #expect(try keychain.item(account: "carol")?.label == "Carol")
-        #expect {
-            try keychain.set(["label": "own"], account: "dave", label: "given", comment: nil)
-        } throws: { ($0 as? CofferError)?.code == .invalidArgument }
+        // A value's own `label` is its own; the keychain's label is kept apart from it.
+        try keychain.set(["label": "own"], account: "erin", label: "given", comment: nil)
+        #expect(try keychain.value([String: String].self, account: "erin") == ["label": "own"])
+        #expect(try keychain.item(account: "erin")?.label == "given")
         #expect {
             try keychain.set("pw", account: "dave", label: " leading blank", comment: nil)
         } throws: { ($0 as? CofferError)?.code == .invalidArgument }
@@ -236,7 +237,7 @@ extension PasswordStoreTests {
         #expect(try await keychain.password(account: "alice") == "pw")
         #expect(try await keychain.data(account: "blob") == Data([1, 2]))
         #expect(try await keychain.value(Credentials.self, account: "creds") == credentials)
-        #expect(try await keychain.secret(account: "bob")?.field("label") == "Bob")
+        #expect(try await keychain.secret(account: "bob")?.field(Keychain.labelKey) == "Bob")
         try await keychain.setAttributes(label: "B", comment: "c", account: "bob")
         #expect(try await keychain.item(account: "bob")?.comment == "c")
         #expect(try await keychain.allItems().map(\.account) == ["alice", "blob", "bob", "creds"])
