@@ -73,6 +73,83 @@ struct ExtensionRunnerTests {
         #expect(try coffer.run(["seven"], environment: enabled).status == 7)
     }
 
+    @Test("tmpdir traps only EXIT, as pass: a SIGTERM still ends the extension, and the folder is removed")
+    func tmpdirDoesNotSwallowSignals() throws {
+        let coffer = try InstalledAsPass()
+        try extensionFile(
+            coffer.store + "/.extensions", "private",
+            "tmpdir\necho \"$SECURE_TMPDIR\"\nkill -TERM $$\necho after\nkill -INT $$\necho after INT\n")
+        let output = try coffer.run(["private"], environment: ["PASSWORD_STORE_ENABLE_EXTENSIONS": "true"])
+        #expect(output.termination == .signaled(SIGTERM), "\(output.outputText)")
+        #expect(!output.outputText.contains("after"))
+        #expect(output.outputText.hasPrefix("/dev/shm/pass."))
+        #expect(!FileSystem.exists(output.outputText))
+    }
+
+    @Test("clip that cannot copy ends the extension with pass's status; the next step does not run")
+    func clipFailureDies() throws {
+        let coffer = try InstalledAsPass()
+        try coffer.insert("bank", "bank-pw\n")
+        try extensionFile(
+            coffer.store + "/.extensions", "copydel",
+            "clip \"$(cmd_show \"$1\" | head -1)\" \"$1\"\necho copied\ncmd_delete -f \"$1\"\n")
+        let output = try coffer.run(
+            ["copydel", "bank"],
+            environment: ["PASSWORD_STORE_ENABLE_EXTENSIONS": "true", "DISPLAY": "", "WAYLAND_DISPLAY": ""])
+        #expect(output.status == 1)
+        #expect(output.errorText.contains("display"), "\(output.errorText)")
+        #expect(!output.outputText.contains("copied"))
+        #expect(try coffer.decrypted("bank") == "bank-pw\n")
+    }
+
+    @Test("cmd_git on a store without git, cmd_find and cmd_grep without arguments die as in pass")
+    func helpersThatDie() throws {
+        let coffer = try InstalledAsPass(git: false)
+        let folder = coffer.store + "/.extensions"
+        try extensionFile(folder, "publish", "cmd_git push\necho published\n")
+        try extensionFile(folder, "lookup", "cmd_find\necho found\n")
+        try extensionFile(folder, "scan", "cmd_grep\necho searched\n")
+        let enabled = ["PASSWORD_STORE_ENABLE_EXTENSIONS": "true"]
+        let git = try coffer.run(["publish"], environment: enabled)
+        #expect(git.status == 1 && git.outputText.isEmpty)
+        #expect(git.errorText == "Error: the password store is not a git repository. Try \"pass git init\".")
+        let find = try coffer.run(["lookup"], environment: enabled)
+        #expect(find.status == 1 && find.outputText.isEmpty)
+        #expect(find.errorText == "Usage: pass lookup pass-names...")
+        let grep = try coffer.run(["scan"], environment: enabled)
+        #expect(grep.status == 1 && grep.outputText.isEmpty)
+        #expect(grep.errorText == "Usage: pass scan [GREPOPTIONS] search-string")
+    }
+
+    @Test("Variables the extension sets without export reach the helpers, as pass's cmd_* read them")
+    func shellVariablesReachHelpers() throws {
+        let coffer = try InstalledAsPass()
+        let other = coffer.sandbox.keys[1].fingerprint
+        try extensionFile(
+            coffer.store + "/.extensions", "share",
+            """
+            PASSWORD_STORE_KEY=\(other)
+            printf 'for-other-only\\n' | cmd_insert -m -f "shared/$1"
+            PASSWORD_STORE_KEY=nobody@example.invalid
+            cmd_insert -m -f "nobody/$1" <<<nobody
+            echo not reached
+
+            """)
+        let output = try coffer.run(
+            ["share", "x"], environment: ["PASSWORD_STORE_ENABLE_EXTENSIONS": "true"])
+        #expect(output.status == 1, "\(output.errorText)")
+        #expect(!output.outputText.contains("not reached"))
+        #expect(!FileSystem.exists(coffer.store + "/nobody/x.gpg"))
+        let packets = try coffer.sandbox.run([
+            "gpg", "--batch", "--list-packets", coffer.store + "/shared/x.gpg",
+        ])
+        let subkey = try coffer.sandbox.check(["gpg", "--batch", "--with-colons", "--list-keys", other])
+            .outputText.split(separator: "\n").first { $0.hasPrefix("sub:") }?.split(separator: ":")[4]
+        #expect(subkey != nil)
+        let keyIDs = packets.outputText.split(separator: "\n").filter { $0.contains("pubkey enc packet") }
+        #expect(keyIDs.count == 1 && keyIDs[0].contains(String(subkey ?? "?")), "\(packets.outputText)")
+    }
+
     @Test("clip and qrcode take their text on a pipe: it is in no process's arguments")
     func clipTextIsNoArgument() throws {
         let coffer = try InstalledAsPass()
