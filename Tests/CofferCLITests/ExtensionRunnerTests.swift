@@ -71,6 +71,9 @@ struct ExtensionRunnerTests {
         #expect(killed.status == 128 + SIGTERM)
         #expect(killed.outputText == "before")
         #expect(try coffer.run(["seven"], environment: enabled).status == 7)
+        // A status above 128 is a status, not a signal: coffer exits with it and is not killed.
+        try extensionFile(folder, "high", "exit 139\n")
+        #expect(try coffer.run(["high"], environment: enabled).termination == .exited(139))
     }
 
     @Test("tmpdir traps only EXIT, as pass: a SIGTERM still ends the extension, and the folder is removed")
@@ -84,6 +87,42 @@ struct ExtensionRunnerTests {
         #expect(!output.outputText.contains("after"))
         #expect(output.outputText.hasPrefix("/dev/shm/pass."))
         #expect(!FileSystem.exists(output.outputText))
+    }
+
+    @Test(
+        "While the extension runs, coffer ignores SIGINT and SIGQUIT, passes SIGTERM and SIGHUP on, and waits"
+    )
+    func waitsAsAShell() throws {
+        let coffer = try InstalledAsPass(git: false)
+        try extensionFile(
+            coffer.store + "/.extensions", "patient",
+            """
+            trap 'echo got INT' INT
+            trap 'echo got TERM; exit 5' TERM
+            echo ready
+            sleep 1
+            echo still here
+            sleep 30 &
+            wait $!
+
+            """)
+        var environment = coffer.environment
+        environment["PASSWORD_STORE_ENABLE_EXTENSIONS"] = "true"
+        let (pid, output) = try TestProcess.startWithOutputPipe(
+            [coffer.program, "patient"], environment: environment)
+        defer {
+            SystemCall.close(output)
+            TestProcess.stop(pid, signal: SIGKILL)
+        }
+        #expect(TestProcess.readLine(output, timeout: 20) == "ready")
+        // Sent to coffer alone (a terminal sends Ctrl-C to the whole group; the extension handles its own).
+        kill(pid, SIGINT)
+        kill(pid, SIGQUIT)
+        #expect(TestProcess.readLine(output, timeout: 20) == "still here")
+        #expect(TestProcess.statusIfEnded(pid) == nil)
+        kill(pid, SIGTERM)
+        #expect(TestProcess.readLine(output, timeout: 20) == "got TERM")
+        #expect(TestProcess.waitFor(pid) == 5)
     }
 
     @Test("clip that cannot copy ends the extension with pass's status; the next step does not run")
