@@ -189,6 +189,34 @@ struct ExtensionRunnerTests {
         #expect(keyIDs.count == 1 && keyIDs[0].contains(String(subkey ?? "?")), "\(packets.outputText)")
     }
 
+    @Test("reencrypt_path re-encrypts every entry it can and names the one it cannot, as pass goes on")
+    func reencryptBestEffort() throws {
+        let coffer = try InstalledAsPass()
+        try coffer.insert("team/a", "a\n")
+        try coffer.insert("team/c", "c\n")
+        let lost = coffer.sandbox.keys[2].fingerprint
+        try coffer.sandbox.check([
+            "gpg", "--batch", "--yes", "-r", lost, "-o", coffer.store + "/team/b.gpg", "-e", "/dev/null",
+        ])
+        try coffer.sandbox.check(["gpg", "--batch", "--yes", "--delete-secret-keys", lost])
+        let before = try ["a", "b", "c"].map { try coffer.sandbox.read(coffer.store + "/team/\($0).gpg") }
+        try extensionFile(
+            coffer.store + "/.extensions", "rekey",
+            "printf '%s\\n' \"$2\" > \"$PREFIX/$1/.gpg-id\"\nreencrypt_path \"$PREFIX/$1\"\necho \"status $?\"\n"
+        )
+        let output = try coffer.run(
+            ["rekey", "team", coffer.sandbox.keys[1].fingerprint],
+            environment: ["PASSWORD_STORE_ENABLE_EXTENSIONS": "true"])
+        #expect(output.status == 0, "\(output.errorText)")
+        #expect(output.outputText.contains("team/a: reencrypting to"), "\(output.outputText)")
+        #expect(output.outputText.contains("team/c: reencrypting to"), "\(output.outputText)")
+        #expect(output.outputText.hasSuffix("status 0"))
+        #expect(output.errorText.contains("team/b"), "\(output.errorText)")
+        let after = try ["a", "b", "c"].map { try coffer.sandbox.read(coffer.store + "/team/\($0).gpg") }
+        #expect(after[0] != before[0] && after[2] != before[2])
+        #expect(after[1] == before[1])
+    }
+
     @Test("clip and qrcode take their text on a pipe: it is in no process's arguments")
     func clipTextIsNoArgument() throws {
         let coffer = try InstalledAsPass()

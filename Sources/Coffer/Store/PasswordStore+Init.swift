@@ -104,10 +104,17 @@ extension PasswordStore {
     /// Deciding what needs work reads only the key packets at the head of each file; the entries are
     /// decrypted on several threads and encrypted for their recipients in memory, then written (each
     /// atomically), so a failure changes nothing.
-    public func reencrypt(_ path: String, onEvent: (StoreEvent) -> Void = { _ in }) throws {
+    ///
+    /// With `skipping`, an entry that cannot be decrypted (no secret key) is handed to it, by name, with
+    /// the error, and the others are still re-encrypted, as pass's `reencrypt_path` goes on past a file
+    /// gpg fails on; without it, such an entry stops the whole run before anything is written.
+    public func reencrypt(
+        _ path: String, onEvent: (StoreEvent) -> Void = { _ in },
+        skipping: ((String, any Error) -> Void)? = nil
+    ) throws {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             try git(for: path)?.ensureNoUnfinishedOperation()
-            try write(try planReencryption(at: path), onEvent: onEvent)
+            try write(try planReencryption(at: path, skipping: skipping), onEvent: onEvent)
         }
     }
 
@@ -119,7 +126,9 @@ extension PasswordStore {
 
     /// Works out which entries at or below `path` (`nil`: none) are encrypted to other subkeys than
     /// their recipients stand for, and encrypts them again in memory.
-    func planReencryption(at path: String?) throws -> ReencryptionPlan {
+    func planReencryption(at path: String?, skipping: ((String, any Error) -> Void)? = nil) throws
+        -> ReencryptionPlan
+    {
         guard let path else { return ReencryptionPlan() }
         var wantedByRecipients: [[String]: Set<String>] = [:]
         var plan = ReencryptionPlan()
@@ -144,9 +153,20 @@ extension PasswordStore {
                     file: file, destination: file, recipients: recipients.ids, keyIDs: wanted.sorted()))
         }
         let total = plan.jobs.count
-        try encryptAgain(plan.jobs) { index, ciphertext in
+        let jobs = plan.jobs
+        var failed = Set<Int>()
+        let onFailure: ((Int, any Error) -> Void)? = skipping.map { skip in
+            { index, error in
+                failed.insert(index)
+                skip(String(jobs[index].file.dropFirst(root.count + 1).dropLast(4)), error)
+            }
+        }
+        try encryptAgain(plan.jobs, failed: onFailure) { index, ciphertext in
             plan.ciphertexts.append(ciphertext)
             progress?(index + 1, total)
+        }
+        if !failed.isEmpty {
+            plan.jobs = jobs.enumerated().filter { !failed.contains($0.offset) }.map(\.element)
         }
         return plan
     }
@@ -180,8 +200,11 @@ extension PasswordStore {
     ///
     /// One encryptor serves each recipient list: after gpg has encrypted the first entry for them, the
     /// engine may encrypt the others without a gpg process.
+    /// With `failed`, a job whose file cannot be decrypted is handed to it (and `consume` does not see
+    /// it) instead of stopping the others.
     func encryptAgain(
         _ jobs: [Reencryption], starting: (Int) -> Void = { _ in },
+        failed: ((Int, any Error) -> Void)? = nil,
         consume: (Int, [UInt8]) throws -> Void
     ) throws {
         let engine = self.engine
@@ -190,6 +213,10 @@ extension PasswordStore {
             try engine.decrypt(FileSystem.readFile(job.file))
         } consume: { index, result in
             let job = jobs[index]
+            if let failed, case .failure(let error) = result {
+                failed(index, error)
+                return
+            }
             starting(index)
             let encryptor = encryptors[job.recipients] ?? engine.encryptor(for: job.recipients)
             encryptors[job.recipients] = encryptor
