@@ -217,6 +217,37 @@ struct ExtensionRunnerTests {
         #expect(after[1] == before[1])
     }
 
+    @Test("Under pass's name, coffer's own commands yield to an extension of the same name; pass's never do")
+    func cofferCommandsYield() throws {
+        let coffer = try InstalledAsPass()
+        let user = coffer.store + "/.extensions"
+        let system = coffer.sandbox.directory + "/system-extensions"
+        for name in ["sync", "restore", "fsck", "show", "extension-helper"] {
+            try extensionFile(user, name, "echo \"user \(name): $*\"\n")
+        }
+        try extensionFile(system, "history", "echo \"system history: $*\"\n")
+        try coffer.insert("bank", "bank-pw\n")
+        let enabled = [
+            "PASSWORD_STORE_ENABLE_EXTENSIONS": "true", "COFFER_SYSTEM_EXTENSIONS_DIR": system,
+        ]
+        #expect(try coffer.run(["sync", "backup"], environment: enabled).outputText == "user sync: backup")
+        #expect(
+            try coffer.run(["restore", "backup"], environment: enabled).outputText == "user restore: backup")
+        #expect(try coffer.run(["fsck"], environment: enabled).outputText == "user fsck: ")
+        #expect(
+            try coffer.run(["history", "bank"], environment: enabled).outputText == "system history: bank")
+        // pass's own commands, and the hidden ones the prelude and git run, are never replaced.
+        #expect(try coffer.run(["show", "bank"], environment: enabled).outputText == "bank-pw")
+        #expect(
+            !(try coffer.run(["extension-helper", "verify", "x"], environment: enabled).outputText.contains(
+                "user")))
+        // Without the switch, the user's extensions do not run: coffer's commands answer.
+        let disabled = ["COFFER_SYSTEM_EXTENSIONS_DIR": system]
+        #expect(!(try coffer.run(["sync"], environment: disabled).outputText.contains("user")))
+        #expect(
+            try coffer.run(["history", "bank"], environment: disabled).outputText == "system history: bank")
+    }
+
     @Test("clip and qrcode take their text on a pipe: it is in no process's arguments")
     func clipTextIsNoArgument() throws {
         let coffer = try InstalledAsPass()

@@ -17,8 +17,10 @@ import Coffer
 /// on `PATH`. With `PASSWORD_STORE_SIGNING_KEY` set, an extension of the user's folder runs only with a
 /// valid signature, as in pass.
 ///
-/// Only names that are no command of ``CommandRegistry`` get here: built-in commands, `otp` included
-/// (pass-otp's `otp.bash`), answer first, as pass's own commands do.
+/// Names that are no command of ``CommandRegistry`` get here; and, under pass's name, the commands of
+/// coffer's own that yield to a pass extension of the same name (``Command/yieldsUnderPassName``: all but
+/// `otp`, which reimplements pass-otp's `otp.bash`), as pass would run that extension. pass's own
+/// commands answer first.
 enum ExtensionCommand {
     /// The prefix of extension executables.
     static let executablePrefix = "coffer-"
@@ -39,8 +41,11 @@ enum ExtensionCommand {
     }
 
     /// Runs the extension for `arguments[0]` and returns `true`, or returns `false` when there is none
-    /// (the arguments are then shown as pass does).
-    static func run(_ arguments: [String], _ invocation: Invocation) throws -> Bool {
+    /// (the arguments are then shown as pass does). With `passExtensionsOnly`, only pass's bash
+    /// extensions are looked for (`coffer-COMMAND` executables are not: pass would not run them).
+    static func run(_ arguments: [String], _ invocation: Invocation, passExtensionsOnly: Bool = false) throws
+        -> Bool
+    {
         let name = arguments.first ?? ""
         try invocation.checkSneakyPaths(name)
         guard !name.isEmpty, !name.contains("/"), !name.hasPrefix("-") else { return false }
@@ -50,7 +55,7 @@ enum ExtensionCommand {
         func runnable(_ path: String) -> Bool { FileSystem.isFile(path) && FileSystem.isExecutable(path) }
         if enabled {
             let candidate = folder + "/" + executablePrefix + name
-            if runnable(candidate) {
+            if !passExtensionsOnly, runnable(candidate) {
                 try verify(candidate, invocation)
                 try runExecutable(candidate, arguments, invocation)
             }
@@ -62,7 +67,8 @@ enum ExtensionCommand {
         if runnable(systemDirectory(environment) + "/" + name + ".bash") {
             try runBash(arguments, invocation)
         }
-        guard let executable = ChildProcess.findOnPath(executablePrefix + name, environment: environment)
+        guard !passExtensionsOnly,
+            let executable = ChildProcess.findOnPath(executablePrefix + name, environment: environment)
         else {
             return false
         }
