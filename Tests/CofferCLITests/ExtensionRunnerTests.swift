@@ -209,6 +209,7 @@ struct ExtensionRunnerTests {
             environment: ["PASSWORD_STORE_ENABLE_EXTENSIONS": "true"])
         #expect(output.status == 0, "\(output.errorText)")
         #expect(output.outputText.contains("team/a: reencrypting to"), "\(output.outputText)")
+        #expect(output.outputText.contains("team/b: reencrypting to"), "\(output.outputText)")
         #expect(output.outputText.contains("team/c: reencrypting to"), "\(output.outputText)")
         #expect(output.outputText.hasSuffix("status 0"))
         #expect(output.errorText.contains("team/b"), "\(output.errorText)")

@@ -114,7 +114,9 @@ extension PasswordStore {
     ) throws {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             try git(for: path)?.ensureNoUnfinishedOperation()
-            try write(try planReencryption(at: path, skipping: skipping), onEvent: onEvent)
+            try write(
+                try planReencryption(at: path, skipping: skipping != nil), onEvent: onEvent,
+                skipping: skipping)
         }
     }
 
@@ -122,13 +124,16 @@ extension PasswordStore {
     struct ReencryptionPlan {
         var jobs: [Reencryption] = []
         var ciphertexts: [[UInt8]] = []
+        /// The jobs whose file could not be decrypted (when planned with `skipping`), by index, with why;
+        /// their ciphertexts are empty.
+        var skipped: [Int: any Error] = [:]
     }
 
     /// Works out which entries at or below `path` (`nil`: none) are encrypted to other subkeys than
     /// their recipients stand for, and encrypts them again in memory.
-    func planReencryption(at path: String?, skipping: ((String, any Error) -> Void)? = nil) throws
-        -> ReencryptionPlan
-    {
+    /// With `skipping`, a file that cannot be decrypted is recorded in the plan's `skipped` instead of
+    /// stopping the planning.
+    func planReencryption(at path: String?, skipping: Bool = false) throws -> ReencryptionPlan {
         guard let path else { return ReencryptionPlan() }
         var wantedByRecipients: [[String]: Set<String>] = [:]
         var plan = ReencryptionPlan()
@@ -153,30 +158,34 @@ extension PasswordStore {
                     file: file, destination: file, recipients: recipients.ids, keyIDs: wanted.sorted()))
         }
         let total = plan.jobs.count
-        let jobs = plan.jobs
-        var failed = Set<Int>()
-        let onFailure: ((Int, any Error) -> Void)? = skipping.map { skip in
-            { index, error in
-                failed.insert(index)
-                skip(String(jobs[index].file.dropFirst(root.count + 1).dropLast(4)), error)
-            }
-        }
+        var skipped: [Int: any Error] = [:]
+        let onFailure: ((Int, any Error) -> Void)? =
+            skipping
+            ? { index, error in
+                skipped[index] = error
+                plan.ciphertexts.append([])
+            } : nil
         try encryptAgain(plan.jobs, failed: onFailure) { index, ciphertext in
             plan.ciphertexts.append(ciphertext)
             progress?(index + 1, total)
         }
-        if !failed.isEmpty {
-            plan.jobs = jobs.enumerated().filter { !failed.contains($0.offset) }.map(\.element)
-        }
+        plan.skipped = skipped
         return plan
     }
 
-    /// Writes a plan's ciphertexts, each atomically, reporting each entry.
-    func write(_ plan: ReencryptionPlan, onEvent: (StoreEvent) -> Void) throws {
-        for (job, ciphertext) in zip(plan.jobs, plan.ciphertexts) {
-            onEvent(
-                .reencrypted(
-                    name: String(job.destination.dropFirst(root.count + 1).dropLast(4)), keyIDs: job.keyIDs))
+    /// Writes a plan's ciphertexts, each atomically, reporting each entry; an entry the plan skipped is
+    /// reported, then handed to `skipping` with why, in its turn, as pass reports the file gpg fails on.
+    func write(
+        _ plan: ReencryptionPlan, onEvent: (StoreEvent) -> Void,
+        skipping: ((String, any Error) -> Void)? = nil
+    ) throws {
+        for (index, (job, ciphertext)) in zip(plan.jobs, plan.ciphertexts).enumerated() {
+            let name = String(job.destination.dropFirst(root.count + 1).dropLast(4))
+            onEvent(.reencrypted(name: name, keyIDs: job.keyIDs))
+            if let error = plan.skipped[index] {
+                skipping?(name, error)
+                continue
+            }
             try FileSystem.atomicWrite(job.destination, bytes: ciphertext, mode: configuration.fileMode)
         }
     }

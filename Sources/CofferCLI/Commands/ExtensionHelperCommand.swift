@@ -32,7 +32,7 @@ enum ExtensionHelperCommand {
                 } skipping: { name, error in
                     let reason =
                         (error as? CofferError)?.message ?? (error as? GPGError)?.message ?? "\(error)"
-                    standardError.line("Error: \(name) not reencrypted: \(reason)")
+                    standardError.line("Error: \(name) left as it was: \(reason)")
                 }
             case "clip":
                 try Clipboard.copy(try SystemCall.readAllSecret(0), name: operand, invocation)
