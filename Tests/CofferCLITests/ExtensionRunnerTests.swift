@@ -53,6 +53,12 @@ struct ExtensionRunnerTests {
         let environment = ["COFFER_SYSTEM_EXTENSIONS_DIR": system]
         let output = try coffer.check(["hello", "a b"], environment: environment)
         #expect(output.outputText == "system: a b from \(system)")
+        // pass's variables of cmd_extension, and no signal left ignored (coffer ignores SIGXFSZ itself).
+        try extensionFile(
+            system, "where", "echo \"$extension|$system_extension|$user_extension|$(trap -p XFSZ)\"\n")
+        #expect(
+            try coffer.check(["where"], environment: environment).outputText
+                == "\(system)/where.bash|\(system)/where.bash||")
         try extensionFile(coffer.store + "/.extensions", "hello", "echo user\n")
         #expect(try coffer.check(["hello"], environment: environment).outputText == "system:  from \(system)")
         var enabled = environment

@@ -223,19 +223,22 @@ enum ExtensionPrelude {
         }
 
         # The extension named by $1: the user's (only when extensions are enabled), then the system's.
+        # pass's, with its local variables, which the extension sees ($extension is its own path).
         cmd_extension() {
             check_sneaky_paths "$1"
-            local user="$EXTENSIONS/$1.bash" system="$SYSTEM_EXTENSION_DIR/$1.bash"
-            if [[ -f $user && -x $user && $PASSWORD_STORE_ENABLE_EXTENSIONS == true ]]; then
-                verify_file "$user"
-                shift
-                source "$user" "$@"
-            elif [[ -f $system && -x $system ]]; then
-                shift
-                source "$system" "$@"
+            local user_extension system_extension extension
+            [[ -n $SYSTEM_EXTENSION_DIR ]] && system_extension="$SYSTEM_EXTENSION_DIR/$1.bash"
+            [[ $PASSWORD_STORE_ENABLE_EXTENSIONS == true ]] && user_extension="$EXTENSIONS/$1.bash"
+            if [[ -n $user_extension && -f $user_extension && -x $user_extension ]]; then
+                verify_file "$user_extension"
+                extension="$user_extension"
+            elif [[ -n $system_extension && -f $system_extension && -x $system_extension ]]; then
+                extension="$system_extension"
             else
                 return 1
             fi
+            shift
+            source "$extension" "$@"
             return 0
         }
 
