@@ -64,6 +64,12 @@ struct ExtensionRunnerTests {
         var enabled = environment
         enabled["PASSWORD_STORE_ENABLE_EXTENSIONS"] = "true"
         #expect(try coffer.check(["hello"], environment: enabled).outputText == "user")
+        // Names with a slash or a leading dash are extensions too, as in pass.
+        try extensionFile(coffer.store + "/.extensions/team", "sync", "echo \"team sync: $COMMAND $*\"\n")
+        try extensionFile(coffer.store + "/.extensions", "--check", "echo \"check: $COMMAND $*\"\n")
+        #expect(
+            try coffer.check(["team/sync", "a"], environment: enabled).outputText == "team sync: team/sync a")
+        #expect(try coffer.check(["--check", "-x"], environment: enabled).outputText == "check: --check -x")
     }
 
     @Test("An extension killed by a signal ends coffer by the same signal; exit statuses pass through")

@@ -48,14 +48,17 @@ enum ExtensionCommand {
     {
         let name = arguments.first ?? ""
         try invocation.checkSneakyPaths(name)
-        guard !name.isEmpty, !name.contains("/"), !name.hasPrefix("-") else { return false }
+        guard !name.isEmpty else { return false }
+        // pass runs `team/sync` as EXTENSIONS/team/sync.bash and `--x` as `--x.bash`; coffer's own
+        // executables are looked for only under plain names (a `/` would make a path of the name).
+        let executables = !passExtensionsOnly && !name.contains("/") && !name.hasPrefix("-")
         let environment = invocation.environment
         let enabled = environment["PASSWORD_STORE_ENABLE_EXTENSIONS"] == "true"
         let folder = invocation.extensionsDirectory
         func runnable(_ path: String) -> Bool { FileSystem.isFile(path) && FileSystem.isExecutable(path) }
         if enabled {
             let candidate = folder + "/" + executablePrefix + name
-            if !passExtensionsOnly, runnable(candidate) {
+            if executables, runnable(candidate) {
                 try verify(candidate, invocation)
                 try runExecutable(candidate, arguments, invocation)
             }
@@ -67,7 +70,7 @@ enum ExtensionCommand {
         if runnable(systemDirectory(environment) + "/" + name + ".bash") {
             try runBash(arguments, invocation)
         }
-        guard !passExtensionsOnly,
+        guard executables,
             let executable = ChildProcess.findOnPath(executablePrefix + name, environment: environment)
         else {
             return false
