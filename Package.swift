@@ -22,8 +22,20 @@ let package = Package(
         ),
         // The C library calls Swift's Glibc module leaves out (pipe2, spawning in a folder, prctl).
         .systemLibrary(name: "CSystem"),
+        // systemd's sd-bus, for the Secret Service provider on the session bus (Linux only).
+        .systemLibrary(
+            name: "CSDBus",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
         .target(name: "Coffer", dependencies: ["CGPGME", "CGcrypt", "CSystem"]),
-        .target(name: "CofferCLI", dependencies: ["Coffer"]),
+        .target(
+            name: "CofferSecretService",
+            dependencies: [
+                "Coffer", "CGcrypt", .target(name: "CSDBus", condition: .when(platforms: [.linux])),
+            ]
+        ),
+        .target(name: "CofferCLI", dependencies: ["Coffer", "CofferSecretService"]),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
         .executableTarget(
             name: "keychain-example",
@@ -32,7 +44,10 @@ let package = Package(
         ),
         .target(name: "CofferTestSupport", dependencies: ["Coffer"], path: "Tests/CofferTestSupport"),
         .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport"]),
-        .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "Coffer", "CofferTestSupport"]),
+        .testTarget(
+            name: "CofferCLITests",
+            dependencies: ["CofferCLI", "Coffer", "CofferSecretService", "CofferTestSupport"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

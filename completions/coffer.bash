@@ -14,7 +14,7 @@
 
 # Commands offered for the first word.
 _coffer_commands="init ls find grep show insert edit generate rm mv cp git help version"
-_coffer_commands+=" history restore sync clone fsck git-credential docker-credential setup recipients otp audit"
+_coffer_commands+=" history restore sync clone fsck git-credential docker-credential setup recipients otp audit secret-service"
 
 # The word being completed with the shell's quoting taken off: an opening ' or ", and \ escapes.
 _coffer_unquote() {
@@ -139,7 +139,7 @@ _coffer() {
             case $command in
                 init) _coffer_complete_keys ;;
                 recipients) _coffer_complete_keys public ;;
-                find | search | grep | git | help | version | sync | clone | fsck | git-credential | docker-credential | setup) ;;
+                find | search | grep | git | help | version | sync | clone | fsck | git-credential | docker-credential | setup | secret-service) ;;
                 *) _coffer_complete_entries entries ;;
             esac
             return
@@ -290,6 +290,9 @@ _coffer() {
                 validate | help | version) ;;
                 *) _coffer_complete_options "--clip -c" || _coffer_complete_entries entries 1 ;;
             esac
+            ;;
+        secret-service)
+            _coffer_complete_options "--replace"
             ;;
         clone)
             case $previous in

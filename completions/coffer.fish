@@ -126,6 +126,7 @@ set -l commands \
     otp 'One-time codes from otpauth:// URIs (as pass-otp)' \
     setup 'First run: make a key, set up or clone the store' \
     recipients 'List, add or remove the recipients of the store or a folder' \
+    secret-service 'Serve the store as the Secret Service on the session bus' \
     help 'Show usage, or the usage of one command' \
     version 'Show the version'
 for index in (seq 1 2 (count $commands))
@@ -248,6 +249,8 @@ complete -c $program -n '__coffer_using recipients' -s p -l path -x -a '(__coffe
 complete -c $program -n "__coffer_first_operand -p,--path recipients" -a 'add rm' -d 'Change the recipients'
 complete -c $program -n '__coffer_using recipients; and not __coffer_first_operand -p,--path recipients' \
     -a '(__coffer_keys public)' -d 'gpg id'
+# secret-service [--replace]
+complete -c $program -n '__coffer_using secret-service' -l replace -d 'Take the bus name from the provider that owns it'
 
 # clone URL [--path DIR]
 complete -c $program -n '__coffer_using clone' -l path -r -a '(__fish_complete_directories)' \

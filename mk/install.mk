@@ -5,7 +5,8 @@
 #
 #   make install [PREFIX=/usr/local] [DESTDIR=]   the release binary (and its links
 #                                                 git-credential-coffer and docker-credential-coffer),
-#                                                 man pages, completions
+#                                                 man pages, completions, the D-Bus activation
+#                                                 file and systemd user unit of `coffer secret-service`
 #   make uninstall                                removes exactly what install put there
 #   make install-pass-shim                        also installs coffer as `pass`
 #   make uninstall-pass-shim                      removes only the `pass` shim
@@ -21,6 +22,8 @@ MANDIR ?= $(PREFIX)/share/man
 BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
 ZSH_COMPLETION_DIR ?= $(PREFIX)/share/zsh/vendor-completions
 FISH_COMPLETION_DIR ?= $(PREFIX)/share/fish/vendor_completions.d
+DBUS_SERVICES_DIR ?= $(PREFIX)/share/dbus-1/services
+SYSTEMD_USER_UNIT_DIR ?= $(PREFIX)/lib/systemd/user
 
 DOCS_OUTPUT ?= docs-site
 DOCS_SCRATCH ?= .build/docc
@@ -35,7 +38,9 @@ INSTALLED_FILES = \
 	$(MANDIR)/man5/coffer-store.5 \
 	$(BASH_COMPLETION_DIR)/coffer \
 	$(ZSH_COMPLETION_DIR)/_coffer \
-	$(FISH_COMPLETION_DIR)/coffer.fish
+	$(FISH_COMPLETION_DIR)/coffer.fish \
+	$(DBUS_SERVICES_DIR)/org.freedesktop.secrets.service \
+	$(SYSTEMD_USER_UNIT_DIR)/coffer-secret-service.service
 
 # What install-pass-shim writes, relative to $(DESTDIR): links to the files above, and for zsh a
 # two-line _pass that hands over to _coffer (zsh binds a completion by the file's #compdef line).
@@ -50,7 +55,8 @@ PASS_SHIM_ZSH_MARKER = \# Written by coffer's install-pass-shim
 
 install: release
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5" \
-		"$(DESTDIR)$(BASH_COMPLETION_DIR)" "$(DESTDIR)$(ZSH_COMPLETION_DIR)" "$(DESTDIR)$(FISH_COMPLETION_DIR)"
+		"$(DESTDIR)$(BASH_COMPLETION_DIR)" "$(DESTDIR)$(ZSH_COMPLETION_DIR)" "$(DESTDIR)$(FISH_COMPLETION_DIR)" \
+		"$(DESTDIR)$(DBUS_SERVICES_DIR)" "$(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)"
 	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/coffer" "$(DESTDIR)$(BINDIR)/coffer"
 	ln -sf coffer "$(DESTDIR)$(BINDIR)/git-credential-coffer"
 	ln -sf coffer "$(DESTDIR)$(BINDIR)/docker-credential-coffer"
@@ -59,6 +65,12 @@ install: release
 	install -m 0644 completions/coffer.bash "$(DESTDIR)$(BASH_COMPLETION_DIR)/coffer"
 	install -m 0644 completions/_coffer "$(DESTDIR)$(ZSH_COMPLETION_DIR)/_coffer"
 	install -m 0644 completions/coffer.fish "$(DESTDIR)$(FISH_COMPLETION_DIR)/coffer.fish"
+	sed 's|@BINDIR@|$(BINDIR)|g' data/org.freedesktop.secrets.service.in \
+		> "$(DESTDIR)$(DBUS_SERVICES_DIR)/org.freedesktop.secrets.service"
+	chmod 0644 "$(DESTDIR)$(DBUS_SERVICES_DIR)/org.freedesktop.secrets.service"
+	sed 's|@BINDIR@|$(BINDIR)|g' data/coffer-secret-service.service.in \
+		> "$(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/coffer-secret-service.service"
+	chmod 0644 "$(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/coffer-secret-service.service"
 
 # Removes the files of install, and the pass shim when it is there (only what is coffer's).
 uninstall: uninstall-pass-shim

@@ -77,4 +77,22 @@ rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1; }
 show_rss=$(rss "$coffer" show folder5/entry500)
 grep_rss=$(PASSWORD_STORE_DIR="$big" rss "$coffer" grep zzz-no-match)
 
+# The Secret Service over 1,000 items, on a private session bus: SearchItems and GetSecrets from one
+# client, cold (from the provider's start, its index read from the entries) and warm.
+echo "bench: secret-service" >&2
+mkdir -p "$store/secret-service/login"
+for i in $(seq -w 0 999); do
+    printf 'secret-%s\nlabel: Item %s\ncontent-type: text/plain\ncreated: 1\nmodified: 1\nattribute.service: bench\nattribute.user: user%s\n' \
+        "$i" "$i" "$((10#$i))" \
+        | gpg --quiet --batch --yes --compress-algo=none --no-encrypt-to -e -r "$curve" \
+            -o "$store/secret-service/login/item$i.gpg"
+done
+# A session bus that starts nothing by activation (no gnome-keyring behind coffer's back).
+printf '%s\n' '<busconfig><type>session</type><listen>unix:tmpdir=/tmp</listen><auth>EXTERNAL</auth>' \
+    '<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/>' \
+    '<allow own="*"/></policy></busconfig>' \
+    > "$sandbox/session.conf"
+dbus-run-session --config-file="$sandbox/session.conf" -- /usr/bin/python3 "$root/scripts/bench_secret_service.py" "$coffer" "$slow_runs" \
+    > "$out/secret-service.json"
+
 python3 "$root/scripts/bench_report.py" "$out" "$show_rss" "$grep_rss" "$root/bench/results.json"

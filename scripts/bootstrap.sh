@@ -10,6 +10,7 @@ debian_packages=(
     sq sqop rnp python3-pgpy
     oathtool faketime pass-extension-otp pass-extension-tail pass-extension-audit python3-venv python3-pip
     golang-docker-credential-helpers jq
+    libsystemd-dev dbus dbus-daemon dbus-bin libsecret-tools python3-secretstorage python3-keyring gnome-keyring
 )
 
 # PyPI's pass-import (the `pass import` extension), in a virtual environment of its own: the tests put

@@ -95,7 +95,7 @@ enum CommandRegistry {
         SyncCommand.command, CloneCommand.command, FsckCommand.command, MergeDriverCommand.command,
         ExtensionHelperCommand.command, GitCredentialCommand.command,
         DockerCredentialCommand.command, SetupCommand.command, RecipientsCommand.command,
-        OTPCommand.command, AuditCommand.command,
+        OTPCommand.command, AuditCommand.command, SecretServiceCommand.command,
     ]
 
     /// The command called `name` (or by one of its aliases), if there is one.

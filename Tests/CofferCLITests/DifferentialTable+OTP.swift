@@ -50,7 +50,6 @@ extension DifferentialTable {
         make("otp.code-hotp", otpStore, ["otp", "hotp"], locales: both),
         make("otp.code-hotp-sha256-8-digits", otpStore, ["otp", "code", "hotp8"]),
         make("otp.code-hotp-blank-lines", otpStore, ["otp", "hotp-blank"]),
-        make("otp.code-hotp-two-uris", otpStore, ["otp", "two-uris"]),
         clocked(make("otp.code-indented-uri", otpStore, ["otp", "indented"], environment: fixedClock)),
         clocked(
             make(

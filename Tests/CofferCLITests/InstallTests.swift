@@ -77,12 +77,26 @@ struct InstallTests {
         try make("install")
         let installed = [
             "usr/bin/coffer", "usr/bin/docker-credential-coffer", "usr/bin/git-credential-coffer",
+            "usr/lib/systemd/user/coffer-secret-service.service",
             "usr/share/bash-completion/completions/coffer",
+            "usr/share/dbus-1/services/org.freedesktop.secrets.service",
             "usr/share/fish/vendor_completions.d/coffer.fish",
             "usr/share/man/man1/coffer.1", "usr/share/man/man5/coffer-store.5",
             "usr/share/zsh/vendor-completions/_coffer",
         ]
         #expect(try Self.files(under: destination) == installed)
+        // The Secret Service starts by D-Bus activation or as a systemd user unit, by the installed path.
+        let activation = String(
+            decoding: TestFiles.read(
+                destination + "/usr/share/dbus-1/services/org.freedesktop.secrets.service")
+                ?? [], as: UTF8.self)
+        #expect(activation.contains("\nName=org.freedesktop.secrets\nExec=/usr/bin/coffer secret-service\n"))
+        let unit = String(
+            decoding: TestFiles.read(destination + "/usr/lib/systemd/user/coffer-secret-service.service")
+                ?? [],
+            as: UTF8.self)
+        #expect(
+            unit.contains("\nBusName=org.freedesktop.secrets\nExecStart=/usr/bin/coffer secret-service\n"))
         var info = stat()
         #expect(stat(destination + "/usr/bin/coffer", &info) == 0 && info.st_mode & 0o777 == 0o755)
         #expect(

@@ -70,6 +70,7 @@ struct ManPageTests {
             "cp [--force, -f] old new", "copy", "git git-arguments...", "history name",
             "restore --revision revision name", "sync", "clone url [--path folder]", "fsck [--fix]",
             "audit [--json] [--show-passwords] [--age days] [--breached file] [--min-bits bits] [subfolder]",
+            "secret-service [--replace]",
             "help [command]", "version", "--help", "--version",
             // Environment.
             "PASSWORD_STORE_DIR", "PASSWORD_STORE_KEY", "PASSWORD_STORE_GPG_OPTS",

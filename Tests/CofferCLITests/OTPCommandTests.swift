@@ -218,6 +218,40 @@ struct OTPCommandTests {
         #expect(try installed.decrypted("first") == "otpauth://hotp/a:b?counter=2&secret=\(Self.rfcSecret)\n")
     }
 
+    @Test("An HOTP code rewrites only the URI it used: other URIs, notes and what follows on the line stay")
+    func hotpKeepsTheRest() throws {
+        let installed = try InstalledAsPass(git: true)
+        let secret = Self.rfcSecret
+        try installed.insert(
+            "two",
+            "pw\n  otpauth://hotp/a:b?secret=\(secret)&counter=0  # phone\notpauth://totp/c:d?secret=JB\nnote\n"
+        )
+        #expect(try installed.check(["otp", "two"]).outputText.hasSuffix("287082"))
+        #expect(
+            try installed.decrypted("two")
+                == "pw\n  otpauth://hotp/a:b?secret=\(secret)&counter=1  # phone\notpauth://totp/c:d?secret=JB\nnote\n"
+        )
+        // A counter named twice moves on everywhere; one at the largest value is refused, nothing written.
+        try installed.insert("twice", "otpauth://hotp/a:b?counter=1&secret=\(secret)&counter=1\n")
+        try installed.check(["otp", "twice"])
+        #expect(
+            try installed.decrypted("twice") == "otpauth://hotp/a:b?counter=2&secret=\(secret)&counter=2\n")
+        try installed.insert("last", "otpauth://hotp/a:b?secret=\(secret)&counter=9223372036854775807\n")
+        let head = try installed.git(["rev-parse", "HEAD"])
+        #expect(try installed.run(["otp", "last"]).status == 1)
+        #expect(try installed.git(["rev-parse", "HEAD"]) == head)
+    }
+
+    @Test("otp insert -s takes a secret typed in groups whole")
+    func secretInGroupsAndAppendUnderLock() throws {
+        let installed = try InstalledAsPass(git: true)
+        try installed.check(["otp", "insert", "-s", "-a", "me", "grouped"], input: "JBSW Y3DP EHPK 3PXP\n")
+        #expect(try installed.decrypted("grouped") == "otpauth://totp/me?secret=JBSWY3DPEHPK3PXP\n")
+        #expect(
+            try installed.check(["otp", "uri", "grouped"]).outputText
+                == "otpauth://totp/me?secret=JBSWY3DPEHPK3PXP")
+    }
+
     @Test("append keeps a last line without a newline and never rewrites an entry it cannot decrypt")
     func appendKeepsEverything() throws {
         let installed = try InstalledAsPass(git: true)

@@ -98,10 +98,22 @@ public struct Audit: Sendable {
         public let error: any Error
     }
 
+    /// An entry name that leads to the same file as another one (a symbolic link to the entry or to a
+    /// folder holding it): the file is audited once, under ``sameAs``.
+    public struct Alias: Sendable, Equatable {
+        /// The other name.
+        public let entry: String
+        /// The name the file is audited under (the one without a symbolic link on the way, when there is
+        /// one).
+        public let sameAs: String
+    }
+
     /// What a run found.
     public struct Report: Sendable {
-        /// The entries audited, in listing order.
+        /// The entries audited, in listing order (failures included; aliases left out).
         public var entries: [String] = []
+        /// Names that lead to a file audited under another name, in listing order.
+        public var aliases: [Alias] = []
         /// Entries whose password is empty (a note without one): not judged.
         public var withoutPassword: [String] = []
         /// Weak passwords, in listing order.
@@ -118,6 +130,9 @@ public struct Audit: Sendable {
         public var checkedAge = false
         /// Whether a breached password list was searched.
         public var checkedBreaches = false
+        /// Whether the breached list was too big to read whole and was searched by bisection: its lines
+        /// were then checked only where the search read them (see ``Settings/breachedList``).
+        public var breachedListBisected = false
 
         /// Whether anything was found.
         public var hasFindings: Bool { !weak.isEmpty || !reused.isEmpty || !old.isEmpty || !breached.isEmpty }
@@ -139,8 +154,11 @@ public struct Audit: Sendable {
 
     /// Runs the audit, telling `onEvent` how far it got.
     ///
-    /// - Throws: ``CofferError`` when the folder is not in the store, the git history cannot be read, or
-    ///   the breached list cannot be read or is not a sorted list of `HASH:COUNT` lines. An entry that
+    /// - Throws: ``CofferError`` when the folder is not in the store; when ages are asked for and git
+    ///   cannot read the history (git missing, a repository git refuses, any failure) or the clone is
+    ///   shallow (no age can be known); or when the breached list cannot be read or is found not to be a
+    ///   sorted list of `HASH:COUNT` lines (a list searched by bisection is checked only where it is read:
+    ///   ``Report/breachedListBisected``). An entry that
     ///   does not decrypt is reported in ``Report/failures`` instead, and the others are still audited.
     public func run(onEvent: (Event) -> Void = { _ in }) throws -> Report {
         let trimmed = EntryName.trimmed(subfolder)
@@ -163,9 +181,10 @@ public struct Audit: Sendable {
                 }
             }
         }
-        let names = try store.allEntries(in: trimmed)
-        onEvent(.started(entries: names.count))
         var report = Report()
+        let names = Self.withoutAliases(
+            try store.allEntries(in: trimmed), store: store, aliases: &report.aliases)
+        onEvent(.started(entries: names.count))
         report.entries = names
 
         // Each entry's committed versions, from one `git log` per repository.
@@ -248,7 +267,9 @@ public struct Audit: Sendable {
                     hashes[index].withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
                 }
             }
-            let counts = try BreachedPasswordList(path: path).counts(of: hashes)
+            let list = BreachedPasswordList(path: path)
+            let counts = try list.counts(of: hashes)
+            report.breachedListBisected = list.isSearchedByBisection
             for (entry, count) in zip(judged, counts) {
                 guard let count else { continue }
                 report.breached.append(
@@ -289,6 +310,13 @@ public struct Audit: Sendable {
         _ name: String, store: PasswordStore, history: (GitRepository, [EntryVersion])?, hashing: Bool
     ) throws -> Examined {
         let path = store.entryPath(name)
+        if name.unicodeScalars.contains("\u{FFFD}") && FileSystem.resolvedKind(path) == .missing {
+            // The listing decoded a name that is not UTF-8, so no file has the name it gave.
+            throw CofferError(
+                .format,
+                "its file name is not valid UTF-8 and cannot be opened by name; rename it to UTF-8 text",
+                paths: [path])
+        }
         let ciphertext = try FileSystem.readFile(path)
         guard !ciphertext.isEmpty else { throw CofferError(.format, "the file is empty", paths: [path]) }
         let plaintext = try store.engine.decrypt(ciphertext)
@@ -357,12 +385,54 @@ public struct Audit: Sendable {
             .lowercased()
     }
 
-    /// The first line of an entry, without its line end.
+    /// The first line of an entry, without its line end: a `\r` before the `\n` (or ending an entry of
+    /// one line) belongs to the line end, as ``Secret`` and pass-audit read it.
     static func firstLine(_ plaintext: SecureBytes) -> SecureBytes {
         plaintext.withUnsafeBytes { bytes in
-            let end = bytes.firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+            var end = bytes.firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+            if end > 0 && bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
             return SecureBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<end]))
         }
+    }
+
+    /// `names` without those that lead to the same file (device and inode, links followed) as another
+    /// one, which go to `aliases`. Of the names of one file, the one reached without a symbolic link is
+    /// kept (the first in listing order when none or several are).
+    static func withoutAliases(_ names: [String], store: PasswordStore, aliases: inout [Alias]) -> [String] {
+        struct Identity: Hashable {
+            var device: UInt64
+            var inode: UInt64
+        }
+        var groups: [Identity: [String]] = [:]
+        var identities: [Identity?] = []
+        for name in names {
+            var info = stat()
+            guard stat(store.entryPath(name), &info) == 0 else {
+                identities.append(nil)
+                continue
+            }
+            let identity = Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            identities.append(identity)
+            groups[identity, default: []].append(name)
+        }
+        guard groups.values.contains(where: { $0.count > 1 }) else { return names }
+        let root = FileSystem.realPath(store.root)
+        var kept: [Identity: String] = [:]
+        for (identity, group) in groups where group.count > 1 {
+            let direct = group.first { name in
+                root.map { FileSystem.realPath(store.entryPath(name)) == $0 + "/" + name + ".gpg" } ?? false
+            }
+            kept[identity] = direct ?? group[0]
+        }
+        var result: [String] = []
+        for (name, identity) in zip(names, identities) {
+            if let identity, let keeper = kept[identity], keeper != name {
+                aliases.append(Alias(entry: name, sameAs: keeper))
+            } else {
+                result.append(name)
+            }
+        }
+        return result
     }
 
     /// Words an attacker who knows the entry tries first: the parts of its name and of its login and

@@ -8,11 +8,16 @@
 /// hash": one `HASH:COUNT` line per breached password, the hash as 40 upper-case hexadecimal digits,
 /// the lines sorted by hash (CRLF or LF line ends).
 ///
-/// The list is never loaded into memory. A file of up to ``wholeFileLimit`` bytes is read once from start
-/// to end, every line checked, and merged with the sorted hashes asked for; a larger one (the full list
-/// is tens of gigabytes) is searched by bisection with `pread`, a few hundred bytes per step, every line
-/// read on the way checked for its form and its order. A line that is not `HASH:COUNT`, or that is out of
-/// order, is an error, never a silent miss.
+/// The list is never loaded into memory. A file of up to ``wholeFileLimit`` bytes, or a pipe, is read once
+/// from start to end, every line checked for its form and its order, and merged with the sorted hashes
+/// asked for. A larger file (the full list is tens of gigabytes) is searched by bisection with `pread`, a
+/// few hundred bytes per step. Then only what the search reads is checked: the first and the last line
+/// (the file must end with a whole `HASH:COUNT` line, its newline optional, so a list cut short is an
+/// error) and every line each step lands on, with the line after it, for their form and their order
+/// (against each other and against the lines the search already passed). Lines the search skips are
+/// not read, so a list out of order elsewhere (two sorted lists one after the other, say) can hide a
+/// hash; only reading all of it, as a pipe is, checks every line. A line found not `HASH:COUNT` or out
+/// of order is an error.
 package struct BreachedPasswordList: Sendable {
     /// The file.
     package let path: String
@@ -22,6 +27,14 @@ package struct BreachedPasswordList: Sendable {
     /// The list in `path`.
     package init(path: String) {
         self.path = path
+    }
+
+    /// Whether `path` is searched by bisection (a file bigger than ``wholeFileLimit``) rather than read
+    /// whole, every line checked.
+    package var isSearchedByBisection: Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        return info.st_mode & S_IFMT == S_IFREG && Int(info.st_size) > wholeFileLimit
     }
 
     /// Bytes read around each bisection step, and the longest line accepted.
@@ -90,6 +103,13 @@ package struct BreachedPasswordList: Sendable {
         return (hash, count)
     }
 
+    /// Whether `byte` can be part of a `HASH:COUNT` line (its line end included).
+    static func isLineByte(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+            || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "\r")
+    }
+
     // MARK: Reading it all
 
     /// One pass over the whole file, checking every line, merged with the sorted hashes.
@@ -151,7 +171,8 @@ package struct BreachedPasswordList: Sendable {
             }
             return Array(bytes[0..<count])
         }
-        /// The first line that starts at or after `offset`.
+        /// The first line that starts at or after `offset` (the end of the line it lands in must be made
+        /// of what a line's end can hold).
         func lineStart(atOrAfter offset: Int) throws -> Int {
             if offset == 0 { return 0 }
             let bytes = try read(offset - 1, Self.longestLine + 1)
@@ -159,16 +180,49 @@ package struct BreachedPasswordList: Sendable {
                 if offset - 1 + bytes.count >= size { return size }
                 throw malformed("the line around byte \(offset)")
             }
+            for byte in bytes[..<newline] where !Self.isLineByte(byte) {
+                throw malformed("the line around byte \(offset)")
+            }
             return offset + newline
         }
-        /// The line starting at `offset`: its hash, count, and where the next one starts.
+        /// The line starting at `offset`: its hash, count, and where the next one starts. The line after
+        /// it (which the same read holds whole when it is no longer than ``longestLine``) is checked too,
+        /// and must come after it.
         func line(at offset: Int) throws -> (hash: [UInt8], count: Int, next: Int) {
-            let bytes = try read(offset, Self.longestLine + 1)
+            let bytes = try read(offset, 2 * (Self.longestLine + 1))
             let end = bytes.firstIndex(of: UInt8(ascii: "\n"))
             guard end != nil || offset + bytes.count >= size,
                 let (hash, count) = Self.parse(bytes[..<(end ?? bytes.count)])
             else { throw malformed("the line at byte \(offset)") }
-            return (Array(hash), count, offset + (end.map { $0 + 1 } ?? bytes.count))
+            let next = offset + (end.map { $0 + 1 } ?? bytes.count)
+            if let end, end + 1 < bytes.count {
+                let after = bytes[(end + 1)...]
+                // Without a line feed in the rest of the read, the next line is the last one or too long.
+                let afterEnd = after.firstIndex(of: UInt8(ascii: "\n"))
+                guard let (nextHash, _) = Self.parse(after[..<(afterEnd ?? bytes.count)]) else {
+                    throw malformed("the line at byte \(next)")
+                }
+                if !hash.lexicographicallyPrecedes(nextHash) {
+                    throw unsorted("the line at byte \(next)")
+                }
+            }
+            return (Array(hash), count, next)
+        }
+        // The ends: the first line, and a last line that is whole (a list cut short ends mid-line), in
+        // order.
+        let first = try line(at: 0)
+        let tailLength = min(size, Self.longestLine + 2)
+        var tail = try read(size - tailLength, tailLength)[...]
+        if tail.last == UInt8(ascii: "\n") { tail.removeLast() }
+        let lastStart = tail.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 }
+        guard lastStart != nil || tailLength == size,
+            let (lastHash, _) = Self.parse(tail[(lastStart ?? 0)...])
+        else {
+            throw malformed("the last line (the list may be cut short)")
+        }
+        if first.next <= size - tailLength + (lastStart ?? 0), !first.hash.lexicographicallyPrecedes(lastHash)
+        {
+            throw unsorted("the last line")
         }
         var floor = 0
         var floorHash: [UInt8]?

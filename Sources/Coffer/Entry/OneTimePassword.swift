@@ -303,15 +303,21 @@ public struct OneTimePassword: Sendable, Equatable, CustomStringConvertible, Cus
     /// The key with its HOTP counter moved on by one (as pass-otp rewrites the URI: `&counter=N` becomes
     /// `&counter=N+1`); a TOTP key is returned unchanged.
     public func advanced() -> OneTimePassword {
-        guard kind == .hotp, let counterParameter, let counter else { return self }
-        let next = String(counter &+ 1)
-        var rewritten = uri
-        if let range = rewritten.firstRange(of: "&counter=" + counterParameter) {
-            rewritten.replaceSubrange(range, with: "&counter=" + next)
-        } else if let range = rewritten.firstRange(of: "?counter=" + counterParameter) {
-            rewritten.replaceSubrange(range, with: "?counter=" + next)
-        }
-        return (try? OneTimePassword(uri: rewritten)) ?? self
+        guard kind == .hotp, let counter, counter < Int64.max else { return self }
+        let next = String(counter + 1)
+        // Every `counter` parameter gets the next value, so a URI that names it twice moves on too.
+        guard let question = uri.firstIndex(of: "?") else { return self }
+        let query = uri[uri.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false)
+        let rewritten =
+            uri[...question]
+            + query.map { $0.hasPrefix("counter=") ? "counter=" + next : String($0) }.joined(separator: "&")
+        return (try? OneTimePassword(uri: String(rewritten))) ?? self
+    }
+
+    /// Whether ``advanced()`` can move the HOTP counter on (it cannot past `Int64.max`).
+    public var canAdvance: Bool {
+        guard kind == .hotp, let counter else { return false }
+        return counter < Int64.max
     }
 
     // MARK: - Entries
@@ -329,22 +335,34 @@ public struct OneTimePassword: Sendable, Equatable, CustomStringConvertible, Cus
         return nil
     }
 
-    /// The entry's text with every line that starts with `otpauth://` replaced by ``uri``, as pass-otp
-    /// writes it back after a code: final newlines folded into one (as bash's command substitution does)
-    /// and NUL bytes dropped.
+    /// The entry's text with the URI pass-otp uses (see ``uri(in:)``: the first word of the first line
+    /// that starts with `otpauth://`, blanks skipped) replaced by ``uri``; the rest of that line and every
+    /// other line are kept (pass-otp writes the URI over every line starting with `otpauth://`, and over
+    /// what follows it on the line). Final newlines are folded into one (as bash's command substitution
+    /// does) and NUL bytes dropped, as pass-otp writes the entry back.
     public func replacingURIs(in contents: some Collection<UInt8>) -> [UInt8] {
         var text = contents.filter { $0 != 0 }
+        defer { text.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
         while text.last == UInt8(ascii: "\n") { text.removeLast() }
         var lines = text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map(
             Array.init)
-        for index in lines.indices where lines[index].starts(with: "otpauth://".utf8) {
-            lines[index].withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
-            lines[index] = Array(uri.utf8)
+        defer {
+            for index in lines.indices {
+                lines[index].withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
+            }
         }
-        var result = Array(lines.joined(separator: [UInt8(ascii: "\n")])) + [UInt8(ascii: "\n")]
-        defer { text.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
-        if lines.isEmpty { result = [UInt8(ascii: "\n")] }
-        return result
+        let isBlank = { (byte: UInt8) in byte == 32 || byte == 9 }
+        for index in lines.indices {
+            let start = lines[index].firstIndex { !isBlank($0) } ?? lines[index].endIndex
+            guard lines[index][start...].starts(with: "otpauth://".utf8) else { continue }
+            let end = lines[index][start...].firstIndex(where: isBlank) ?? lines[index].endIndex
+            var line = Array(lines[index][..<start]) + Array(uri.utf8) + Array(lines[index][end...])
+            swap(&line, &lines[index])
+            line.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
+            break
+        }
+        if lines.isEmpty || lines == [[]] { return [UInt8(ascii: "\n")] }
+        return Array(lines.joined(separator: [UInt8(ascii: "\n")])) + [UInt8(ascii: "\n")]
     }
 
     // MARK: - Description

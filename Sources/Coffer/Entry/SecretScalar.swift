@@ -106,7 +106,7 @@ extension Decimal: SecretScalar {
 }
 
 /// Standard base64 (RFC 4648 section 4) with `=` padding.
-enum SecretBase64 {
+package enum SecretBase64 {
     private static let alphabet = Array(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
@@ -117,7 +117,7 @@ enum SecretBase64 {
     }()
 
     /// The base64 text of `bytes`, padded with `=` to a multiple of four characters.
-    static func encode(_ bytes: some Collection<UInt8>) -> String {
+    package static func encode(_ bytes: some Collection<UInt8>) -> String {
         let input = Array(bytes)
         var output: [UInt8] = []
         output.reserveCapacity((input.count + 2) / 3 * 4)
@@ -140,7 +140,7 @@ enum SecretBase64 {
     /// The bytes `text` stands for, or `nil` when it is not base64.
     ///
     /// Padding may be left out; anything outside the alphabet makes the text invalid.
-    static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    package static func decode(_ text: some StringProtocol) -> [UInt8]? {
         var characters = Array(text.utf8)
         var padding = 0
         while characters.last == UInt8(ascii: "=") {

@@ -8,18 +8,35 @@ package struct EntryVersion: Sendable, Equatable {
 
 extension GitRepository {
     /// The committed versions of each of `paths` (relative to the top), newest first, from one `git log`
-    /// of the whole history: renames are followed (git's rename detection, and pass's re-encrypting moves,
-    /// which add the new file and remove the old one in one commit: the removed entry whose trailing
-    /// path parts match best is taken to be the old name). A path with no commit has no versions; a
-    /// repository without commits has none at all.
+    /// of the first-parent history (from `HEAD` back through the first parent of each merge, a merge
+    /// counting as the change it made to its first parent, which `--first-parent` implies from git 2.31
+    /// on; older gits show no change at a merge, so a version taken from the other side is not dated):
+    /// renames are followed (git's rename detection, and pass's re-encrypting moves, which add the new
+    /// file and remove the old one in one commit: the removed entry whose trailing path parts match best
+    /// is taken to be the old name). A path with no commit has no versions; a repository without commits
+    /// has none at all.
+    ///
+    /// - Throws: ``CofferError`` when git cannot read the repository (git missing, a repository git
+    ///   refuses, such as one owned by someone else, or any other failure), and when the clone is
+    ///   shallow: its history is cut short, so no version before the cut can be known.
     package func versions(of paths: [String]) throws -> [String: [EntryVersion]] {
         var result: [String: [EntryVersion]] = [:]
         // The path each entry had at the point of history being read, going back in time.
         var tracked: [String: String] = [:]
         for path in paths { tracked[path] = path }
-        guard resolve("HEAD") != nil else { return result }
-        let output = try run([
-            "log", "-z", "--raw", "--no-abbrev", "-M", "--topo-order", "--format=%x1e%at", "HEAD",
+        let shallow = try readHistory(["rev-parse", "--is-shallow-repository"]).outputText
+        if shallow == "true" {
+            throw CofferError(
+                .git,
+                "the git history of \(directory) is shallow (a shallow clone), so the ages of passwords cannot "
+                    + "be known; fetch all of it with git fetch --unshallow, or leave ages out with --age 0")
+        }
+        // No HEAD commit (a repository without commits) is the only failure that means no history.
+        let head = try runUnchecked(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+        guard head.status == 0, !head.outputText.isEmpty else { return result }
+        let output = try readHistory([
+            "log", "-z", "--raw", "--no-abbrev", "-M", "--first-parent",
+            "--format=%x1e%at", "HEAD",
         ]).standardOutput
         for record in output.split(separator: 0x1e) {
             let tokens = record.split(separator: 0, omittingEmptySubsequences: false).map {
@@ -67,6 +84,29 @@ extension GitRepository {
             }
         }
         return result
+    }
+
+    /// Runs git to read the history; any failure (git missing included) is an error naming the
+    /// repository and git's own reason (its `fatal:` line when it gives one).
+    private func readHistory(_ arguments: [String]) throws -> ChildProcess.Output {
+        let output: ChildProcess.Output
+        do {
+            output = try runUnchecked(arguments)
+        } catch let error as CofferError {
+            throw CofferError(
+                .git,
+                "cannot read the git history of \(directory): "
+                    + (error.code == .notFound ? "git is not installed (not found in PATH)" : error.message)
+                    + " (--age 0 leaves ages out)")
+        }
+        guard output.status != 0 else { return output }
+        let lines = output.errorText.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+        let reason =
+            lines.first { $0.hasPrefix("fatal:") || $0.hasPrefix("error:") } ?? lines.last
+            ?? "git \(arguments.first ?? "") exited with status \(output.status)"
+        throw CofferError(
+            .git, "cannot read the git history of \(directory): \(reason) (--age 0 leaves ages out)",
+            exitStatus: output.status)
     }
 
     /// The removed file whose trailing path parts match `path`'s best (`nil` when none was removed).

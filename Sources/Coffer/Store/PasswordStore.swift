@@ -305,6 +305,17 @@ public struct PasswordStore: Sendable {
         }
     }
 
+    /// Reads, transforms and writes an entry under the store's lock, as ``update(_:commitMessage:_:)``
+    /// does, with the commit message chosen by `transform` from what it found.
+    public func update(
+        _ name: String, _ transform: (SecureBytes) throws -> (contents: SecureBytes, commitMessage: String?)
+    ) throws {
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            let (contents, message) = try transform(read(name))
+            try write(name, contents, commitMessage: message)
+        }
+    }
+
     /// Removes temporary files that an interrupted write left in `folder` (only called under the lock,
     /// when no write of ours is in progress).
     func removeStrayTemporaryFiles(in folder: String) {

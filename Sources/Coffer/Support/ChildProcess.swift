@@ -113,6 +113,9 @@ package struct ChildProcess: Sendable {
     package var newSession = false
     /// Starts the child in a process group of its own, which ``kill(group:signal:)`` can end as a whole.
     package var newProcessGroup = false
+    /// Signals the program starts with blocked (all others unblocked), for one that must install its
+    /// handlers before such a signal may end it.
+    package var blockedSignals: [Int32] = []
 
     /// A program and its arguments.
     package init(_ executable: Executable, arguments: [String] = [], environment: [String]? = nil) {
@@ -191,6 +194,7 @@ package struct ChildProcess: Sendable {
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         var unblocked = sigset_t()
         sigemptyset(&unblocked)
+        for signalNumber in blockedSignals { sigaddset(&unblocked, signalNumber) }
         posix_spawnattr_setsigmask(&attributes, &unblocked)
         var flags = Int32(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)
         if newProcessGroup {

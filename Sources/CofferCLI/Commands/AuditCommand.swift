@@ -79,7 +79,7 @@ enum AuditCommand {
         }
         meter.clear()
         for failure in report.failures {
-            standardError.line("Error: cannot audit \(failure.entry): \(describe(failure.error))")
+            standardError.line("Error: cannot audit \(shownName(failure.entry)): \(describe(failure.error))")
         }
         if parsed.has("json") {
             var output = json(report, settings: settings)
@@ -101,6 +101,18 @@ enum AuditCommand {
 
     // MARK: Words
 
+    /// An entry name as the text report prints it: as it is, or quoted as coreutils quotes file names
+    /// (`'a'$'\n''b'`) when it holds a control character, which could forge report lines or reach the
+    /// terminal.
+    static func shownName(_ name: String) -> String {
+        let needsQuoting = name.unicodeScalars.contains { scalar in
+            scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) || scalar == "\u{FFFD}"
+                || scalar.properties.generalCategory == .lineSeparator
+                || scalar.properties.generalCategory == .paragraphSeparator
+        }
+        return needsQuoting ? CoreutilsMessages.quote(name) : name
+    }
+
     private static func printReport(_ report: Audit.Report, settings: Audit.Settings) {
         var lines: [String] = []
         func section(_ title: String, _ count: Int, _ body: [String]) {
@@ -119,24 +131,37 @@ enum AuditCommand {
                 let detail =
                     weak.strength.isCommon
                     ? "one of the most common passwords"
-                    : "about \(Int(weak.strength.bits.rounded())) bits, fewer than \(formatted(settings.minimumBits))"
+                    : "about \(Int(weak.strength.bits.rounded(.down))) bits, fewer than \(formatted(settings.minimumBits))"
                 let patterns =
                     weak.password == nil
                     ? "" : "; " + weak.strength.patterns.map(\.rawValue).joined(separator: " + ")
-                return "\(weak.entry)  (\(detail)\(patterns))\(shown(weak.password))"
+                return "\(shownName(weak.entry))  (\(detail)\(patterns))\(shown(weak.password))"
             })
         section(
             "Reused passwords", report.reused.count,
-            report.reused.map { "\($0.entries.joined(separator: ", "))\(shown($0.password))" })
+            report.reused.map { "\($0.entries.map(shownName).joined(separator: ", "))\(shown($0.password))" })
         section(
             "Old passwords, unchanged for more than \(settings.maximumAgeDays ?? 0) days", report.old.count,
-            report.old.map { "\($0.entry)  (unchanged since \(date($0.lastChanged)), \($0.days) days)" })
+            report.old.map {
+                "\(shownName($0.entry))  (unchanged since \(date($0.lastChanged)), \($0.days) days)"
+            })
         section(
             "Breached passwords", report.breached.count,
-            report.breached.map { "\($0.entry)  (seen \($0.count) times)\(shown($0.password))" })
+            report.breached.map { "\(shownName($0.entry))  (seen \($0.count) times)\(shown($0.password))" })
+        section(
+            "Without a password (first line empty), not judged", report.withoutPassword.count,
+            report.withoutPassword.map(shownName))
+        section(
+            "Aliases (symbolic links), audited once under the name they lead to", report.aliases.count,
+            report.aliases.map { "\(shownName($0.entry)) -> \(shownName($0.sameAs))" })
         if !lines.isEmpty { lines.append("") }
-        let audited = report.entries.count - report.failures.count
-        let entries = "\(audited) \(audited == 1 ? "entry" : "entries")"
+        // The same count as JSON's `entries`: every entry, those that could not be audited included.
+        let total = report.entries.count
+        let audited = total - report.failures.count
+        let entries =
+            report.failures.isEmpty
+            ? "\(total) \(total == 1 ? "entry" : "entries")"
+            : "\(audited) of \(total) \(total == 1 ? "entry" : "entries")"
         if report.hasFindings {
             let reusedEntries = report.reused.reduce(0) { $0 + $1.entries.count }
             lines.append(
@@ -150,6 +175,11 @@ enum AuditCommand {
         }
         if !report.checkedBreaches {
             lines.append("Breaches not checked: give Have I Been Pwned's SHA-1 list with --breached FILE.")
+        } else if report.breachedListBisected {
+            lines.append(
+                "Breached list searched by bisection: only the lines read were checked, so a list out of order "
+                    + "elsewhere can hide a breach; --breached - (the list on standard input) checks every line."
+            )
         }
         for line in lines { standardOutput.line(line) }
     }
@@ -218,6 +248,7 @@ enum AuditCommand {
         output += Array(
             "  \"checkedAge\": \(report.checkedAge),\n  \"checkedBreaches\": \(report.checkedBreaches),\n"
                 .utf8)
+        output += Array("  \"breachedListBisected\": \(report.breachedListBisected),\n".utf8)
         output += Array("  \"weak\": ".utf8) + list(weak) + Array(",\n".utf8)
         output += Array("  \"reused\": ".utf8) + list(reused) + Array(",\n".utf8)
         output += Array("  \"old\": ".utf8) + list(old) + Array(",\n".utf8)
@@ -225,6 +256,14 @@ enum AuditCommand {
         output +=
             Array("  \"withoutPassword\": ".utf8) + list(report.withoutPassword.map(quoted))
             + Array(",\n".utf8)
+        output +=
+            Array("  \"aliases\": ".utf8)
+            + list(
+                report.aliases.map {
+                    Array("{\"entry\": ".utf8) + quoted($0.entry) + Array(", \"sameAs\": ".utf8)
+                        + quoted($0.sameAs)
+                        + [UInt8(ascii: "}")]
+                }) + Array(",\n".utf8)
         output += Array("  \"errors\": ".utf8) + list(errors) + Array("\n}\n".utf8)
         return output
     }

@@ -134,6 +134,9 @@ enum OTPCommand {
                 guard key.kind == .hotp else {
                     throw Exit.die("\(path): the entry changed while its code was made; try again.")
                 }
+                guard key.canAdvance else {
+                    throw Exit.die("\(path): the HOTP counter cannot move on past \(Int64.max).")
+                }
                 code = try generate(path, invocation) {
                     try key.code(counter: UInt64(bitPattern: (key.counter ?? 0) &+ 1), algorithm: .sha1)
                 }
@@ -216,39 +219,48 @@ enum OTPCommand {
         try invocation.checkSneakyPaths(path)
         invocation.warnAboutUnappliedGPGOptions()
         let contents = try ShowCommand.decrypt(path, store)
-        // The entry's lines, as `read -r` reads them (NUL bytes dropped), the last one kept even without
-        // a final newline.
-        var lines = contents.withUnsafeBytes { bytes in
-            var pieces = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map {
-                $0.filter { $0 != 0 }
-            }
-            if bytes.last == UInt8(ascii: "\n") || bytes.isEmpty { pieces.removeLast() }
-            return pieces
+        let hadURI = contents.withUnsafeBytes {
+            Self.lines(of: $0).contains { $0.starts(with: "otpauth://".utf8) }
         }
-        defer {
-            for index in lines.indices {
-                lines[index].withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
-            }
-        }
-        let hasURI = lines.contains { $0.starts(with: "otpauth://".utf8) }
-        if hasURI { try Terminal.confirm("An OTP secret already exists for \(path). Overwrite it?") }
+        if hadURI { try Terminal.confirm("An OTP secret already exists for \(path). Overwrite it?") }
         let key = try read(parsed, prompt: path, invocation)
-        var replaced: [[UInt8]]
-        if hasURI {
-            replaced = lines.map { $0.starts(with: "otpauth://".utf8) ? Array(key.uri.utf8) : $0 }
-        } else {
-            replaced = lines.isEmpty ? [[]] : lines
-            replaced.append(Array(key.uri.utf8))
-        }
-        var text = Array(replaced.joined(separator: [UInt8(ascii: "\n")]))
-        defer {
-            text.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
-            for index in replaced.indices {
-                replaced[index].withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
+        // The entry is read again under the store's lock: what changed while the prompt waited is kept.
+        try invocation.checkSneakyPaths(path)
+        _ = try store.verifiedRecipients(forFolder: Invocation.dirname(path))
+        try encrypt(path, invocation) {
+            try store.update(path) { current in
+                var lines = current.withUnsafeBytes { Self.lines(of: $0) }
+                defer {
+                    for index in lines.indices {
+                        lines[index].withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
+                    }
+                }
+                let replacing = lines.contains { $0.starts(with: "otpauth://".utf8) }
+                if replacing {
+                    for index in lines.indices where lines[index].starts(with: "otpauth://".utf8) {
+                        lines[index].withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
+                        lines[index] = Array(key.uri.utf8)
+                    }
+                } else {
+                    if lines.isEmpty { lines = [[]] }
+                    lines.append(Array(key.uri.utf8))
+                }
+                var text = Array(lines.joined(separator: [UInt8(ascii: "\n")])) + [UInt8(ascii: "\n")]
+                defer { text.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
+                let message = replacing ? "Replace OTP secret for \(path)." : "Append OTP secret for \(path)."
+                return (SecureBytes(text), message)
             }
         }
-        let message = hasURI ? "Replace OTP secret for \(path)." : "Append OTP secret for \(path)."
-        try save(path, text, message: message, invocation)
+    }
+
+    /// An entry's lines as `read -r` reads them: NUL bytes dropped, the last one kept even without a final
+    /// newline.
+    private static func lines(of bytes: UnsafeRawBufferPointer) -> [[UInt8]] {
+        var pieces = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map {
+            $0.filter { $0 != 0 }
+        }
+        if bytes.last == UInt8(ascii: "\n") || bytes.isEmpty { pieces.removeLast() }
+        return pieces
     }
 
     /// Reads the URI, or with `--secret` the secret, from standard input as pass-otp does, and parses it.
@@ -269,7 +281,9 @@ enum OTPCommand {
         let utf8 = CoreutilsMessages.isUTF8Locale
         let encodedIssuer = issuer.map { URIText.encode($0, utf8Locale: utf8) } ?? ""
         let encodedAccount = account.map { URIText.encode($0, utf8Locale: utf8) } ?? ""
-        let secret = try readTwice("secret", "secrets", prompt: prompt, echo: echo)
+        // A secret is often shown in groups ("JBSW Y3DP ..."): the blanks are no part of it.
+        let typed = try readTwice("secret", "secrets", prompt: prompt, echo: echo)
+        let secret = SecureBytes(typed.bytes.filter { $0 != 32 && $0 != 9 })
         let separator = !encodedIssuer.isEmpty && !encodedAccount.isEmpty ? ":" : ""
         var uri = "otpauth://totp/\(encodedIssuer)\(separator)\(encodedAccount)?secret=\(secret.string)"
         if !encodedIssuer.isEmpty { uri += "&issuer=\(encodedIssuer)" }

@@ -42,7 +42,13 @@ enum Clipboard {
     /// Copies `secret`, starts the restorer and prints pass's message.
     static func copy(_ secret: SecureBytes, name: String, _ invocation: Invocation) throws {
         let tool = try tool(invocation)
-        if stopSleepers(titled: tool.sleeperTitle) { usleep(500_000) }
+        // A restorer still waiting puts its clipboard back at once when told; only then is the clipboard
+        // the one to restore after this copy (pass waits half a second; a busy machine may need more).
+        let stopped = stopSleepers(titled: tool.sleeperTitle)
+        if !stopped.isEmpty {
+            usleep(500_000)
+            waitForExit(stopped, seconds: 5)
+        }
         let before = (try? ChildProcess(tool.paste).run())?.standardOutput ?? []
         guard try put(secret, with: tool.copy, program: invocation.program) else {
             throw Exit.die("Error: Could not copy data to the clipboard")
@@ -92,13 +98,23 @@ enum Clipboard {
         return status.isSuccess
     }
 
-    /// Ends processes whose command line starts with `title` (pass's `pkill -f "^TITLE"`); returns whether
-    /// there was one.
-    static func stopSleepers(titled title: String) -> Bool {
-        guard let names = try? FileSystem.contents(of: "/proc", sorted: false) else { return false }
+    /// Waits until none of `processes` runs any more, at most `seconds`.
+    static func waitForExit(_ processes: [pid_t], seconds: Double) {
+        let deadline = ChildProcess.monotonicSeconds() + seconds
+        while processes.contains(where: { kill($0, 0) == 0 || errno == EPERM }),
+            ChildProcess.monotonicSeconds() < deadline
+        {
+            usleep(20_000)
+        }
+    }
+
+    /// Ends processes whose command line starts with `title` (pass's `pkill -f "^TITLE"`); returns those
+    /// it told to end.
+    static func stopSleepers(titled title: String) -> [pid_t] {
+        guard let names = try? FileSystem.contents(of: "/proc", sorted: false) else { return [] }
         let own = getpid()
         let wanted = Array(title.utf8)
-        var found = false
+        var found: [pid_t] = []
         for name in names {
             guard let pid = pid_t(name), pid != own else { continue }
             let descriptor = open("/proc/\(name)/cmdline", O_RDONLY | O_CLOEXEC)
@@ -108,7 +124,7 @@ enum Clipboard {
             close(descriptor)
             guard count >= wanted.count else { continue }
             let line = buffer[0..<wanted.count].map { $0 == 0 ? UInt8(ascii: " ") : $0 }
-            if line == wanted && kill(pid, SIGTERM) == 0 { found = true }
+            if line == wanted && kill(pid, SIGTERM) == 0 { found.append(pid) }
         }
         return found
     }
@@ -132,6 +148,8 @@ enum ClipboardRestorer {
         var restorer = ChildProcess(.path(ownExecutable), arguments: [marker])
         restorer.argument0 = tool.sleeperTitle
         restorer.newSession = true
+        // SIGTERM means "restore now": held until the restorer has its handler.
+        restorer.blockedSignals = [SIGTERM]
         do {
             _ = try restorer.spawn(input: .descriptor(input.read), output: .null, error: .null)
         } catch {
@@ -158,6 +176,12 @@ enum ClipboardRestorer {
 
     /// The restorer's life: wait, then restore unless the clipboard changed meanwhile.
     static func run() -> Int32 {
+        // Started with SIGTERM blocked: a SIGTERM that came early is taken now, as "restore at once".
+        signal(SIGTERM) { _ in ClipboardRestorer.interrupted = 1 }
+        var terminate = sigset_t()
+        sigemptyset(&terminate)
+        sigaddset(&terminate, SIGTERM)
+        sigprocmask(SIG_UNBLOCK, &terminate, nil)
         guard let secret = try? SystemCall.readAllSecret(0) else { return 1 }
         SystemCall.close(0)
         var payload = secret.bytes
@@ -180,7 +204,6 @@ enum ClipboardRestorer {
         var remaining = seconds(String(decoding: fields[0], as: UTF8.self))
         for index in fields.indices { wipeMemory(&fields[index], count: fields[index].count) }
 
-        signal(SIGTERM) { _ in ClipboardRestorer.interrupted = 1 }
         while remaining > 0 && interrupted == 0 {
             let step = min(remaining, 0.25)
             usleep(useconds_t(step * 1_000_000))

@@ -61,4 +61,14 @@ struct AuditTests {
         #expect(folder.entries == ["other/shared"] && !folder.hasFindings)
         #expect(throws: CofferError.self) { try Audit(store: store, subfolder: "missing").run() }
     }
+
+    @Test func theFirstLineEndsBeforeACarriageReturnAndALineFeed() {
+        for (text, password) in [
+            ("pw\r\nlogin: me\r\n", "pw"), ("pw\r\n", "pw"), ("pw\r", "pw"), ("pw\n", "pw"),
+            ("p\rw\n", "p\rw"),
+            ("\r\n", ""), ("pw", "pw"),
+        ] {
+            #expect(Audit.firstLine(SecureBytes(string: text)).string == password, "\(text.debugDescription)")
+        }
+    }
 }

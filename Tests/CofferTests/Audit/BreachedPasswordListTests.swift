@@ -113,4 +113,87 @@ import Testing
             #expect(error?.code == .format, "\(text.debugDescription): \(error?.message ?? "")")
         }
     }
+
+    /// Lines of one length (`HASH:1`), sorted, `count` of them, LF line ends.
+    private static func evenLines(seed: UInt64, count: Int) -> [String] {
+        var random = SeededRandom(seed: seed)
+        var hashes: Set<String> = []
+        while hashes.count < count { hashes.insert(String(decoding: hex(&random), as: UTF8.self)) }
+        return hashes.sorted().map { $0 + ":1" }
+    }
+
+    @Test(arguments: [
+        "0123456789ABCDEF",  // cut mid-hash
+        "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF",  // cut before the colon
+        "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF:",  // cut before the count
+        "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF:1\n\n",  // a blank line at the end
+        "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF:1 \n",
+    ])
+    func aListThatEndsMidLineIsRefusedBothWays(ending: String) throws {
+        let folder = try Folder()
+        let lines = Self.evenLines(seed: 11, count: 3000)
+        let file = try folder.write("cut.txt", lines.joined(separator: "\n") + "\n" + ending)
+        var list = BreachedPasswordList(path: file)
+        // A hash near the start: the search never comes near the end.
+        let asked = [Array(lines[1].prefix(40).utf8)]
+        for limit in [64 << 20, 0] {
+            list.wholeFileLimit = limit
+            #expect(list.isSearchedByBisection == (limit == 0))
+            let error = #expect(throws: CofferError.self, "\(limit)") { try list.counts(of: asked) }
+            #expect(error?.message.contains("is not HASH:COUNT") == true, "\(error?.message ?? "")")
+        }
+        // Whole, with or without its last newline, the same list is fine both ways.
+        for text in [lines.joined(separator: "\n"), lines.joined(separator: "\r\n") + "\r\n"] {
+            list = BreachedPasswordList(path: try folder.write("whole.txt", text))
+            for limit in [64 << 20, 0] {
+                list.wholeFileLimit = limit
+                #expect(try list.counts(of: asked) == [1])
+            }
+        }
+    }
+
+    @Test func bisectionChecksTheLineAfterEachLineItLandsOn() throws {
+        let folder = try Folder()
+        var lines = Self.evenLines(seed: 12, count: 3000)
+        let text = lines.joined(separator: "\n") + "\n"
+        // The first step lands on the first line starting at or after the middle byte.
+        let length = lines[0].utf8.count + 1
+        let landing = (text.utf8.count / 2 + length - 1) / length
+        lines.swapAt(landing, landing + 1)
+        var list = BreachedPasswordList(
+            path: try folder.write("swapped.txt", lines.joined(separator: "\n") + "\n"))
+        list.wholeFileLimit = 0
+        // Far below the landing line: the search goes left, never reading the lines after it again.
+        let error = #expect(throws: CofferError.self) {
+            try list.counts(of: [Array(lines[2].prefix(40).utf8)])
+        }
+        #expect(error?.message.contains("out of order") == true, "\(error?.message ?? "")")
+    }
+
+    @Test func aByteOrderMarkIsRefusedBothWays() throws {
+        let folder = try Folder()
+        let lines = Self.evenLines(seed: 14, count: 3000)
+        var list = BreachedPasswordList(
+            path: try folder.write("bom.txt", "\u{FEFF}" + lines.joined(separator: "\n")))
+        for limit in [64 << 20, 0] {
+            list.wholeFileLimit = limit
+            let error = #expect(throws: CofferError.self) {
+                try list.counts(of: [Array(lines[2999].prefix(40).utf8)])
+            }
+            #expect(error?.message.contains("is not HASH:COUNT") == true, "\(error?.message ?? "")")
+        }
+    }
+
+    @Test func bisectionChecksTheFirstLineAgainstTheLast() throws {
+        let folder = try Folder()
+        let lines = Self.evenLines(seed: 13, count: 3000)
+        // The last line moved to the front.
+        let text = ([lines.last!] + lines.dropLast()).joined(separator: "\n") + "\n"
+        var list = BreachedPasswordList(path: try folder.write("rotated.txt", text))
+        list.wholeFileLimit = 0
+        let error = #expect(throws: CofferError.self) {
+            try list.counts(of: [Array(lines[1500].prefix(40).utf8)])
+        }
+        #expect(error?.message.contains("out of order") == true, "\(error?.message ?? "")")
+    }
 }

@@ -1,0 +1,391 @@
+import Coffer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What the Secret Service knows of an item besides its secret: all of it is kept inside the entry's
+/// encryption, and in memory while the provider runs (so that searching never decrypts).
+package struct ItemMetadata: Sendable, Equatable {
+    /// The label people see.
+    package var label: String
+    /// The lookup attributes (`service`, `username`, `xdg:schema`...).
+    package var attributes: [String: String]
+    /// The secret's content type (`text/plain`).
+    package var contentType: String
+    /// The item's type (its schema name, such as `org.freedesktop.Secret.Generic`), empty when unset.
+    package var type: String = ""
+    /// When the item was created, in seconds since 1970.
+    package var created: UInt64
+    /// When the item last changed, in seconds since 1970.
+    package var modified: UInt64
+
+    /// Metadata for an item made now.
+    package init(
+        label: String, attributes: [String: String], contentType: String = "text/plain",
+        created: UInt64 = ItemStore.now(), modified: UInt64? = nil
+    ) {
+        self.label = label
+        self.attributes = attributes
+        self.contentType = contentType
+        self.created = created
+        self.modified = modified ?? created
+    }
+}
+
+/// The Secret Service's items as ordinary entries of the store.
+///
+/// A collection is the folder `secret-service/<collection>/`; an item is the entry
+/// `secret-service/<collection>/<id>`, whose text is the secret on line 1 (base64, with the field
+/// `secret-encoding: base64`, when it is not one line of UTF-8) and then the fields `label:`,
+/// `content-type:`, `type:`, `created:`, `modified:` and one `attribute.<name>: <value>` per attribute. Names and
+/// values are written with `%XX` for `%`, control characters, and (in names) `:` and blanks, and for
+/// blanks at either end of a value, so every field reads back exactly. A collection's own label and
+/// creation time are in the entry `secret-service/<collection>/.collection`. Everything is encrypted
+/// like any other entry: no attribute or label is written in clear.
+package struct ItemStore: Sendable {
+    /// The store's folder that holds the collections.
+    package static let folder = "secret-service"
+    /// The entry, inside a collection's folder, that holds the collection's label.
+    package static let collectionEntry = ".collection"
+
+    /// The store.
+    package let store: PasswordStore
+
+    /// Items kept in `store`.
+    package init(store: PasswordStore) {
+        var store = store
+        store.gitOutput = .quiet
+        self.store = store
+    }
+
+    /// The current time in seconds since 1970.
+    package static func now() -> UInt64 { UInt64(max(0, time(nil))) }
+
+    /// The entry name of item `id` of collection `collection`.
+    package static func entryName(collection: String, id: String) -> String {
+        folder + "/" + collection + "/" + id
+    }
+
+    // MARK: - The entry format
+
+    /// The text of an item's entry.
+    ///
+    /// `keeping` are lines of the entry as it was that are not the provider's (fields and notes a person
+    /// added with `pass edit`); they follow the provider's fields unchanged.
+    package static func entryText(secret: SecureBytes, metadata: ItemMetadata, keeping: [[UInt8]] = [])
+        -> SecureBytes
+    {
+        var fields: [(String, String)] = [
+            ("label", escape(metadata.label, isName: false)),
+            ("content-type", escape(metadata.contentType, isName: false)),
+            ("created", String(metadata.created)),
+            ("modified", String(metadata.modified)),
+        ]
+        if !metadata.type.isEmpty { fields.append(("type", escape(metadata.type, isName: false))) }
+        for (name, value) in metadata.attributes.sorted(by: { $0.key < $1.key }) {
+            fields.append(("attribute." + escape(name, isName: true), escape(value, isName: false)))
+        }
+        let sink = SecureByteSink()
+        let isOneLine = secret.withUnsafeBytes { buffer in
+            !buffer.contains(UInt8(ascii: "\n")) && !buffer.contains(UInt8(ascii: "\r"))
+                && String(validating: buffer, as: UTF8.self) != nil
+        }
+        if isOneLine {
+            secret.withUnsafeBytes { sink.append($0) }
+        } else {
+            var encoded = Array(secret.withUnsafeBytes { SecretBase64.encode($0) }.utf8)
+            encoded.withUnsafeBytes { sink.append($0) }
+            wipeMemory(&encoded, count: encoded.count)
+            fields.insert(("secret-encoding", "base64"), at: 0)
+        }
+        sink.append("\n")
+        for (key, value) in fields { sink.append(key + ": " + value + "\n") }
+        for line in keeping {
+            line.withUnsafeBytes { sink.append($0) }
+            sink.append("\n")
+        }
+        return sink.finish()
+    }
+
+    /// The keys of the fields the provider writes (attributes are `attribute.` and a name).
+    static let providerKeys: Set<String> = [
+        "label", "content-type", "type", "created", "modified", "secret-encoding",
+    ]
+
+    /// The lines after line 1 of an entry's text that are not the provider's fields, without their `\n`.
+    package static func foreignLines(_ text: SecureBytes) -> [[UInt8]] {
+        text.withUnsafeBytes { buffer -> [[UInt8]] in
+            var lines = buffer.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map(
+                Array.init)
+            if buffer.last == UInt8(ascii: "\n") { lines.removeLast() }
+            return lines.dropFirst().filter { line in
+                guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return true }
+                let key = String(decoding: line[..<colon], as: UTF8.self)
+                return !(providerKeys.contains(key) || key.hasPrefix("attribute."))
+            }
+        }
+    }
+
+    /// The secret and metadata of an entry's text; entries not written by the provider (a password typed
+    /// with `pass insert`) read as a secret with the entry's name as label and no attributes.
+    package static func parse(_ text: SecureBytes, name: String) -> (
+        secret: SecureBytes, metadata: ItemMetadata
+    ) {
+        let secret = text.withUnsafeBytes { Secret(parsing: Array($0)) }
+        var metadata = ItemMetadata(label: name, attributes: [:], created: 0)
+        var isBase64 = false
+        for field in secret.fields {
+            let value = unescape(field.value)
+            switch field.key {
+            case "label": metadata.label = value
+            case "content-type": metadata.contentType = value
+            case "type": metadata.type = value
+            case "created": metadata.created = UInt64(value) ?? 0
+            case "modified": metadata.modified = UInt64(value) ?? 0
+            case "secret-encoding": isBase64 = value == "base64"
+            default:
+                if field.key.hasPrefix("attribute.") {
+                    metadata.attributes[unescape(String(field.key.dropFirst("attribute.".count)))] = value
+                }
+            }
+        }
+        var line = secret.passwordBytes
+        defer { wipeMemory(&line, count: line.count) }
+        if isBase64, var decoded = SecretBase64.decode(String(decoding: line, as: UTF8.self)) {
+            defer { wipeMemory(&decoded, count: decoded.count) }
+            return (SecureBytes(decoded), metadata)
+        }
+        return (SecureBytes(line), metadata)
+    }
+
+    /// `text` with `%`, control characters, and (for names) `:` and blanks written as `%XX`; blanks at
+    /// either end, and a value that starts with `|` (a multi-line field in pass's format), too.
+    package static func escape(_ text: String, isName: Bool) -> String {
+        let bytes = Array(text.utf8)
+        var output: [UInt8] = []
+        for (index, byte) in bytes.enumerated() {
+            let atEdge = index == 0 || index == bytes.count - 1
+            let needsEscape =
+                byte == UInt8(ascii: "%") || byte < 0x20 || byte == 0x7F
+                || (isName && (byte == UInt8(ascii: ":") || byte == UInt8(ascii: " ")))
+                || (atEdge && (byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")))
+                || (index == 0 && byte == UInt8(ascii: "|"))
+            if needsEscape {
+                let digits = Array("0123456789ABCDEF".utf8)
+                output += [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0xF)]]
+            } else {
+                output.append(byte)
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Undoes ``escape(_:isName:)``.
+    package static func unescape(_ text: String) -> String {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
+        let bytes = Array(text.utf8)
+        var output: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+            {
+                output.append(high << 4 | low)
+                index += 3
+            } else {
+                output.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The value of a hexadecimal digit.
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
+
+    // MARK: - Reading the store
+
+    /// A collection as found in the store.
+    package struct StoredCollection: Sendable {
+        /// The folder name.
+        package var id: String
+        /// The label its `.collection` entry gives, `nil` without one.
+        package var label: String?
+        /// When it was created (0 when unknown).
+        package var created: UInt64
+        /// The items, by entry id.
+        package var items: [String: ItemMetadata]
+    }
+
+    /// What identifies a version of a file without reading it: device, inode, size and change time.
+    package struct FileStamp: Sendable, Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var seconds: Int
+        var nanoseconds: Int
+
+        /// The stamp of the file at `path`, `nil` when it cannot be read.
+        package init?(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            seconds = Int(info.st_ctim.tv_sec)
+            nanoseconds = Int(info.st_ctim.tv_nsec)
+        }
+    }
+
+    /// Metadata already read, by entry name, with the stamp of the file it was read from: an entry whose
+    /// file has the same stamp is not decrypted again.
+    package typealias Cache = [String: (stamp: FileStamp, metadata: ItemMetadata)]
+
+    /// The collections of the store and their items' metadata. Entries not in `cache` with the same stamp
+    /// are decrypted (in parallel, through the engine's fast path) and put there; entries that do not
+    /// decrypt are left out and counted.
+    package func load(cache: inout Cache) throws -> (collections: [StoredCollection], unreadable: Int) {
+        let top = store.root + "/" + Self.folder
+        guard FileSystem.isDirectory(top) else {
+            cache = [:]
+            return ([], 0)
+        }
+        var collections: [StoredCollection] = []
+        var names: [(collection: Int, id: String, stamp: FileStamp)] = []
+        for folder in try FileSystem.contents(of: top) where !folder.hasPrefix(".") {
+            guard FileSystem.isDirectory(top + "/" + folder) else { continue }
+            collections.append(StoredCollection(id: folder, label: nil, created: 0, items: [:]))
+            for file in try FileSystem.contents(of: top + "/" + folder) where file.hasSuffix(".gpg") {
+                let id = String(file.dropLast(4))
+                guard !id.isEmpty, FileSystem.isFile(top + "/" + folder + "/" + file),
+                    let stamp = FileStamp(path: top + "/" + folder + "/" + file)
+                else { continue }
+                names.append((collections.count - 1, id, stamp))
+            }
+        }
+        var fresh: Cache = [:]
+        var work: [Int] = []
+        for (index, name) in names.enumerated() {
+            let entry = Self.entryName(collection: collections[name.collection].id, id: name.id)
+            if let cached = cache[entry], cached.stamp == name.stamp {
+                fresh[entry] = cached
+            } else {
+                work.append(index)
+            }
+        }
+        let store = self.store
+        let entries = work.map {
+            Self.entryName(collection: collections[names[$0].collection].id, id: names[$0].id)
+        }
+        var unreadable = 0
+        try Parallel.forEach(entries) { name in
+            Self.parse(try store.read(name), name: String(name.split(separator: "/").last ?? "")).metadata
+        } consume: { index, result in
+            guard case .success(let metadata) = result else {
+                unreadable += 1
+                return
+            }
+            fresh[entries[index]] = (names[work[index]].stamp, metadata)
+        }
+        for name in names {
+            guard
+                let metadata = fresh[
+                    Self.entryName(collection: collections[name.collection].id, id: name.id)]?.metadata
+            else { continue }
+            if name.id == Self.collectionEntry {
+                collections[name.collection].label = metadata.label
+                collections[name.collection].created = metadata.created
+            } else {
+                collections[name.collection].items[name.id] = metadata
+            }
+        }
+        cache = fresh
+        return (collections, unreadable)
+    }
+
+    /// Records in `cache` what was just written to entry `name`, so that the next load does not decrypt it.
+    package func remember(_ name: String, _ metadata: ItemMetadata, in cache: inout Cache) {
+        if let stamp = FileStamp(path: store.entryPath(name)) { cache[name] = (stamp, metadata) }
+    }
+
+    /// The secret and metadata of item `id` of `collection`, decrypted.
+    package func read(collection: String, id: String) throws -> (secret: SecureBytes, metadata: ItemMetadata)
+    {
+        Self.parse(try store.read(Self.entryName(collection: collection, id: id)), name: id)
+    }
+
+    // MARK: - Writing the store
+
+    /// Writes item `id` of `collection` (atomically, committed when the store is a git work tree).
+    ///
+    /// An entry that exists keeps the lines that are not the provider's (read and written under the
+    /// store's lock).
+    package func write(collection: String, id: String, secret: SecureBytes, metadata: ItemMetadata) throws {
+        let name = Self.entryName(collection: collection, id: id)
+        guard store.contains(name) else {
+            try store.write(
+                name, Self.entryText(secret: secret, metadata: metadata),
+                commitMessage: "Add Secret Service item \(name).")
+            return
+        }
+        try store.update(name, commitMessage: "Update Secret Service item \(name).") { text in
+            Self.entryText(secret: secret, metadata: metadata, keeping: Self.foreignLines(text))
+        }
+    }
+
+    /// Changes the metadata of item `id` of `collection`, keeping its secret.
+    package func update(collection: String, id: String, metadata: ItemMetadata) throws {
+        let name = Self.entryName(collection: collection, id: id)
+        try store.update(name, commitMessage: "Update Secret Service item \(name).") { text in
+            Self.entryText(
+                secret: Self.parse(text, name: id).secret, metadata: metadata,
+                keeping: Self.foreignLines(text))
+        }
+    }
+
+    /// Removes item `id` of `collection`.
+    package func remove(collection: String, id: String) throws {
+        try store.remove(Self.entryName(collection: collection, id: id), recursive: false)
+    }
+
+    /// Writes a collection's `.collection` entry.
+    package func writeCollection(id: String, label: String, created: UInt64) throws {
+        let metadata = ItemMetadata(label: label, attributes: [:], created: created)
+        let name = Self.entryName(collection: id, id: Self.collectionEntry)
+        try store.write(
+            name, Self.entryText(secret: SecureBytes([]), metadata: metadata),
+            commitMessage: "Add Secret Service collection \(Self.folder)/\(id).")
+    }
+
+    /// Removes a collection's folder and everything in it.
+    package func removeCollection(id: String) throws {
+        let folder = Self.folder + "/" + id + "/"
+        guard store.isFolder(folder) else { return }
+        try store.remove(folder, recursive: true)
+    }
+}
+
+extension SecureByteSink {
+    /// Appends the bytes of `buffer`.
+    func append(_ buffer: UnsafeRawBufferPointer) {
+        guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
+        append(base, length: buffer.count)
+    }
+
+    /// Appends the UTF-8 bytes of `text` (never a secret: those are appended from their buffers).
+    func append(_ text: String) {
+        var bytes = Array(text.utf8)
+        bytes.withUnsafeBytes { append($0) }
+        wipeMemory(&bytes, count: bytes.count)
+    }
+}

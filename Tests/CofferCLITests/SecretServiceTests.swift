@@ -1,0 +1,745 @@
+import Coffer
+import CofferSecretService
+import CofferTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A store and a private session bus for `coffer secret-service`: each test is a bash script run under
+/// `dbus-run-session` (a bus of its own with no activatable services, so nothing but the provider under
+/// test can answer), with coffer by its absolute path and `PATH=/usr/bin:/bin`. The script's prelude
+/// starts the provider, waits until it owns `org.freedesktop.secrets`, and stops it on exit.
+struct SecretServiceSandbox {
+    let installed: InstalledAsPass
+    let coffer: String
+    /// The bus configuration: a session bus that activates nothing.
+    let busConfig: String
+    /// Where the provider's standard error goes.
+    var providerLog: String { installed.sandbox.directory + "/provider.log" }
+
+    static let prelude = #"""
+        set -u
+        coffer=$1
+        provider=
+        wait_for_name() {
+            local i
+            for i in $(seq 300); do
+                if dbus-send --session --print-reply --dest=org.freedesktop.DBus / \
+                    org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null |
+                    grep -q 'boolean true'; then
+                    return 0
+                fi
+                if [ -n "$provider" ] && ! kill -0 "$provider" 2>/dev/null; then
+                    echo "the provider exited" >&2
+                    return 1
+                fi
+                sleep 0.1
+            done
+            echo "the provider did not take the name" >&2
+            return 1
+        }
+        start_provider() {
+            "$coffer" secret-service "$@" 2>>"$PROVIDER_LOG" &
+            provider=$!
+            wait_for_name || exit 1
+        }
+        stop_provider() {
+            if [ -n "$provider" ]; then
+                kill "$provider" 2>/dev/null
+                wait "$provider" 2>/dev/null
+                provider=
+            fi
+        }
+        trap stop_provider EXIT
+        call() {
+            dbus-send --session --print-reply --dest=org.freedesktop.secrets "$@"
+        }
+
+        """#
+
+    /// A sandbox whose bus activates the services described in `serviceDirectory`, when given.
+    init(serviceDirectory: String? = nil) throws {
+        installed = try InstalledAsPass(git: true)
+        coffer = try CofferBinary.path()
+        busConfig = installed.sandbox.directory + "/session.conf"
+        let services = serviceDirectory.map { "  <servicedir>\($0)</servicedir>\n" } ?? ""
+        try """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:tmpdir=\(installed.sandbox.directory)</listen>
+          <auth>EXTERNAL</auth>
+        \(services)  <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+
+        """.write(toFile: busConfig)
+    }
+
+    /// The environment of the script: the sandbox's, the short `PATH`, the provider's log.
+    var environment: [String: String] {
+        var environment = installed.environment
+        environment["PROVIDER_LOG"] = providerLog
+        environment["PYTHON_KEYRING_BACKEND"] = "keyring.backends.SecretService.Keyring"
+        environment["PYTHONDONTWRITEBYTECODE"] = "1"
+        return environment
+    }
+
+    /// Runs `script` (after the prelude) on a private session bus.
+    func run(_ script: String, timeout: Double = 180) throws -> ProcessResult {
+        let file = installed.sandbox.directory + "/script.sh"
+        try (Self.prelude + script).write(toFile: file)
+        return try TestProcess.run(
+            ["dbus-run-session", "--config-file=" + busConfig, "--", "bash", file, coffer],
+            environment: environment, timeout: timeout)
+    }
+
+    /// Runs `script` and throws unless it exits 0.
+    @discardableResult
+    func check(_ script: String, timeout: Double = 180) throws -> ProcessResult {
+        let result = try run(script, timeout: timeout)
+        guard result.status == 0 else {
+            throw SandboxError(
+                "the script exited \(result.status)\(result.timedOut ? " (timed out)" : ""):\n"
+                    + result.outputText + result.errorText + "\nprovider: " + providerText())
+        }
+        return result
+    }
+
+    /// What the provider printed.
+    func providerText() -> String {
+        String(decoding: (try? installed.sandbox.read(providerLog)) ?? [], as: UTF8.self)
+    }
+
+    /// The item entries of `collection`, by name.
+    func items(_ collection: String = "login") -> [String] {
+        let folder = installed.store + "/secret-service/" + collection
+        let names = (try? FileSystem.contents(of: folder)) ?? []
+        return names.filter { $0.hasSuffix(".gpg") && !$0.hasPrefix(".") }.map {
+            "secret-service/" + collection + "/" + String($0.dropLast(4))
+        }
+    }
+
+    /// Every byte the store holds in clear: its files as they are (git's objects decompressed), the
+    /// commit messages, and the provider's log.
+    func clearBytes() throws -> String {
+        var text = try installed.sandbox.check(
+            [
+                "sh", "-c", "find \"$1\" -type f ! -path '*/.git/objects/*' -exec cat {} +", "sh",
+                installed.store,
+            ]
+        ).outputText
+        text += try installed.sandbox.check(
+            ["sh", "-c", "git -C \"$1\" cat-file --batch-all-objects --batch", "sh", installed.store]
+        ).outputText
+        text += try installed.git(["log", "--all", "--format=%B"])
+        text += providerText()
+        return text
+    }
+}
+
+/// `coffer secret-service` with the real clients of Debian: libsecret's `secret-tool`, Python's
+/// secretstorage and keyring.
+@Suite("Secret Service provider")
+struct SecretServiceTests {
+    @Test("secret-tool store, lookup, search --all, replace and clear; items are entries pass and gpg read")
+    func secretTool() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            printf %s 'hunter2-Sekret' | secret-tool store --label='GitHub token 4711' service gh-8c1 user alice-93
+            echo "store=$?"
+            echo "lookup=$(secret-tool lookup service gh-8c1 user alice-93)"
+            printf %s 'second-Sekret' | secret-tool store --label='Second 5123' service gh-8c1 user bob-17
+            secret-tool search --all service gh-8c1 > search.txt 2>&1
+            echo "found=$(grep -c '^\[' search.txt)"
+            grep -q '^label = GitHub token 4711$' search.txt && echo label-ok
+            grep -q '^attribute.user = bob-17$' search.txt && echo attribute-ok
+            grep -q '^secret = second-Sekret$' search.txt && echo secret-ok
+            printf %s 'replaced-Sekret' | secret-tool store --label='GitHub token 4711' service gh-8c1 user alice-93
+            echo "replaced=$(secret-tool lookup service gh-8c1 user alice-93)"
+            secret-tool clear service gh-8c1 user bob-17
+            echo "clear=$?"
+            secret-tool lookup service gh-8c1 user bob-17
+            echo "gone=$?"
+            rm -f search.txt
+            """#)
+        let output = result.outputText
+        #expect(output.contains("store=0\n"), "\(output)")
+        #expect(output.contains("lookup=hunter2-Sekret\n"), "\(output)")
+        #expect(output.contains("found=2\n"), "\(output)")
+        #expect(output.contains("label-ok\nattribute-ok\nsecret-ok\n"), "\(output)")
+        #expect(output.contains("replaced=replaced-Sekret\n"), "\(output)")
+        #expect(output.contains("clear=0\n"), "\(output)")
+        #expect(output.contains("gone=1\n"), "\(output)")
+
+        // One item is left: an ordinary entry that gpg and Debian's pass decrypt.
+        let names = bus.items()
+        try #require(names.count == 1, "\(names)")
+        let decrypted = try #require(try bus.installed.decrypted(names[0]))
+        let lines = decrypted.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.first == "replaced-Sekret")
+        #expect(lines.contains("label: GitHub token 4711"), "\(decrypted)")
+        #expect(lines.contains("attribute.service: gh-8c1"), "\(decrypted)")
+        #expect(lines.contains("attribute.user: alice-93"), "\(decrypted)")
+        let shown = try bus.installed.sandbox.check(
+            ["/usr/bin/pass", "show", names[0]], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(shown.outputText.split(separator: "\n") == decrypted.split(separator: "\n"))
+
+        // Every change is committed, and nothing of the items is in clear anywhere.
+        #expect(try bus.installed.uncommitted().isEmpty)
+        let clear = try bus.clearBytes()
+        // Words that hexadecimal object ids and random ciphertext cannot spell by chance (a bare "4711"
+        // can: it was found once in a git object id).
+        for secretWord in [
+            "gh-8c1", "alice-93", "bob-17", "GitHub token", "token 4711", "Second 5123", "Sekret",
+        ] {
+            #expect(!clear.contains(secretWord), "\(secretWord) is in clear")
+        }
+    }
+
+    @Test("SearchItems answers from the index: it works while nothing can be decrypted")
+    func searchNeverDecrypts() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            printf %s 'indexed-Sekret' | secret-tool store --label='Indexed' service idx-5521 user carol-8
+            # From now on no entry can be decrypted: the secret keys are gone and the agent forgets them.
+            mv "$GNUPGHOME/private-keys-v1.d" "$GNUPGHOME/private-keys-away"
+            gpgconf --kill gpg-agent
+            call /org/freedesktop/secrets org.freedesktop.Secret.Service.SearchItems \
+                dict:string:string:service,idx-5521 > search.txt
+            grep -c 'object path "/org/freedesktop/secrets/collection/login/' search.txt
+            call /org/freedesktop/secrets org.freedesktop.Secret.Service.SearchItems \
+                dict:string:string:service,absent-0 | grep -c 'object path' || true
+            # Getting the secret now fails, with an error that names no attribute.
+            python3 - <<'PYTHON'
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            items = list(secretstorage.search_items(bus, {"service": "idx-5521"}))
+            try:
+                items[0].get_secret()
+                print("get=ok")
+            except Exception as error:
+                print("get-error", str(error).replace("\\n", " "))
+            PYTHON
+            mv "$GNUPGHOME/private-keys-away" "$GNUPGHOME/private-keys-v1.d"
+            rm -f search.txt
+            """#)
+        let lines = result.outputText.split(separator: "\n").map(String.init)
+        #expect(lines.first == "1", "\(result.outputText)")
+        #expect(lines.dropFirst().first == "0", "\(result.outputText)")
+        #expect(
+            lines.last?.hasPrefix("get-error [org.freedesktop.DBus.Error.Failed]") == true,
+            "\(result.outputText)")
+        #expect(!result.outputText.contains("idx-5521") && !result.outputText.contains("carol-8"))
+        #expect(!result.outputText.contains("Sekret"))
+    }
+
+    @Test("A second provider is refused with a clear message; --replace takes the name")
+    func nameOwnership() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            first=$provider
+            "$coffer" secret-service 2> second.txt
+            echo "second=$?"
+            cat second.txt
+            "$coffer" secret-service --replace 2>>"$PROVIDER_LOG" &
+            provider=$!
+            wait "$first"
+            echo "first=$?"
+            wait_for_name && echo replaced
+            printf %s 'after-Sekret' | secret-tool store --label='After' service after-1
+            echo "lookup=$(secret-tool lookup service after-1)"
+            rm -f second.txt
+            """#)
+        let output = result.outputText
+        #expect(output.contains("second=1\n"), "\(output)")
+        #expect(
+            output.contains(
+                "coffer: org.freedesktop.secrets is already owned by another provider (coffer, pid "),
+            "\(output)")
+        #expect(output.contains("); stop it, or run coffer secret-service --replace\n"), "\(output)")
+        #expect(output.contains("first=0\nreplaced\n"), "\(output)")
+        #expect(output.contains("lookup=after-Sekret\n"), "\(output)")
+        #expect(bus.providerText().contains("another provider took org.freedesktop.secrets; stopping"))
+    }
+
+    /// A client of Python's secretstorage that checks collections, items, search, replace, delete and
+    /// locking in one session algorithm (`dh` or `plain`), printing `ok` and what it checked.
+    static let secretStorageClient = #"""
+        import sys
+        import secretstorage
+        from secretstorage.dhcrypto import Session
+        from secretstorage.util import DBusAddressWrapper, SS_PATH, SERVICE_IFACE
+
+        algorithm = sys.argv[1]
+        bus = secretstorage.dbus_init()
+        session = None
+        if algorithm == "plain":
+            service = DBusAddressWrapper(SS_PATH, SERVICE_IFACE, bus)
+            output, path = service.call("OpenSession", "sv", "plain", ("s", ""))
+            session = Session()
+            session.object_path = path
+            session.encrypted = False
+        else:
+            session = secretstorage.util.open_session(bus)
+            assert session.encrypted and session.aes_key is not None
+
+        def collection_at(path):
+            return secretstorage.Collection(bus, path, session=session)
+
+        default = collection_at(secretstorage.get_collection_by_alias(bus, "default").collection_path)
+        assert secretstorage.get_default_collection(bus).get_label() == "Login"
+        assert default.collection_path.endswith("/collection/login"), default.collection_path
+        assert default.get_label() == "Login"
+        assert not default.is_locked()
+
+        # Odd names and values: a colon, a percent sign, blanks at the ends, a line break, no ASCII.
+        attributes = {"xdg:schema": "org.example.Mail", "user": "dave-" + algorithm,
+                      "odd key: 100%": " spaced\nvalue ", "ünï": "çödé"}
+        secret = b"bin\x00\nary\xff " + algorithm.encode()
+        label = "Mail für Dave\nsecond line"
+        item = default.create_item(label, attributes, secret, replace=False, content_type="application/octet-stream")
+        item = secretstorage.Item(bus, item.item_path, session=session)
+        assert item.get_secret() == secret
+        assert item.get_secret_content_type() == "application/octet-stream"
+        assert item.get_attributes() == attributes, item.get_attributes()
+        assert item.get_label() == label
+        assert item.get_created() > 0 and item.get_modified() >= item.get_created()
+        found = list(default.search_items({"user": "dave-" + algorithm}))
+        assert [f.item_path for f in found] == [item.item_path], found
+        found = list(secretstorage.search_items(bus, {"odd key: 100%": " spaced\nvalue ", "user": "dave-" + algorithm}))
+        assert [f.item_path for f in found] == [item.item_path], found
+        assert list(default.search_items({"user": "nobody"})) == []
+        print("ok create and search")
+
+        # Replace keeps the item and changes its secret; without replace a second item is made.
+        again = default.create_item("Replaced", attributes, b"new " + algorithm.encode(), replace=True)
+        assert again.item_path == item.item_path
+        assert secretstorage.Item(bus, item.item_path, session=session).get_secret() == b"new " + algorithm.encode()
+        other = default.create_item("Twin", attributes, b"twin", replace=False)
+        assert other.item_path != item.item_path
+        assert len(list(default.search_items(attributes))) == 2
+        print("ok replace")
+
+        # Changing the label, attributes and secret of an item.
+        item.set_label("Relabelled")
+        item.set_attributes({"user": "erin-" + algorithm, "xdg:schema": "org.example.Erin"})
+        item.set_secret(b"changed " + algorithm.encode())
+        fresh = secretstorage.Item(bus, item.item_path, session=session)
+        assert fresh.get_label() == "Relabelled"
+        assert fresh.get_attributes() == {"user": "erin-" + algorithm, "xdg:schema": "org.example.Erin"}
+        type_property = DBusAddressWrapper(fresh.item_path, "org.freedesktop.Secret.Item", bus).get_property("Type")
+        assert type_property == "org.example.Erin", type_property
+        assert fresh.get_secret() == b"changed " + algorithm.encode()
+        assert list(default.search_items({"user": "dave-" + algorithm})) != []
+        assert len(list(default.search_items({"user": "erin-" + algorithm}))) == 1
+        print("ok change")
+
+        # Deleting.
+        other.delete()
+        fresh.delete()
+        assert list(default.search_items({"user": "erin-" + algorithm})) == []
+        assert list(default.search_items(attributes)) == []
+        keeper = default.create_item(label, attributes, secret, content_type="application/octet-stream")
+        assert [i.item_path for i in default.search_items(attributes)] == [keeper.item_path]
+        print("ok delete")
+
+        # A collection of its own (aliases other than default are refused, as gnome-keyring refuses them).
+        work = secretstorage.create_collection(bus, "Work " + algorithm, session=session)
+        assert work.get_label() == "Work " + algorithm
+        assert any(c.collection_path == work.collection_path for c in secretstorage.get_all_collections(bus))
+        try:
+            secretstorage.create_collection(bus, "Other", alias="other", session=session)
+            raise SystemExit("an alias other than default was accepted")
+        except Exception as error:
+            assert "org.freedesktop.DBus.Error.NotSupported" in str(error), error
+        kept = work.create_item("In work", {"place": "work-" + algorithm}, b"work secret")
+        assert [i.item_path for i in secretstorage.search_items(bus, {"place": "work-" + algorithm})] == [kept.item_path]
+        work.set_label("Renamed " + algorithm)
+        assert collection_at(work.collection_path).get_label() == "Renamed " + algorithm
+        print("ok collection")
+
+        # Locking: a locked collection's items are found as locked and give no secret until unlocked.
+        work.lock()
+        assert work.is_locked()
+        assert secretstorage.Item(bus, kept.item_path, session=session).is_locked()
+        try:
+            secretstorage.Item(bus, kept.item_path, session=session).get_secret()
+            raise SystemExit("a locked item gave its secret")
+        except secretstorage.exceptions.LockedException:
+            pass
+        dismissed = work.unlock()
+        assert not dismissed and not work.is_locked()
+        assert secretstorage.Item(bus, kept.item_path, session=session).get_secret() == b"work secret"
+        print("ok lock")
+
+        work.delete()
+        assert all(c.collection_path != work.collection_path for c in secretstorage.get_all_collections(bus))
+        assert list(secretstorage.search_items(bus, {"place": "work-" + algorithm})) == []
+        print("ok delete collection")
+        """#
+
+    @Test(
+        "python3-secretstorage: collections, items, search, replace, delete, locking",
+        arguments: ["dh", "plain"])
+    func secretStorage(algorithm: String) throws {
+        let bus = try SecretServiceSandbox()
+        try Self.secretStorageClient.write(toFile: bus.installed.sandbox.directory + "/client.py")
+        let result = try bus.check(
+            """
+            start_provider
+            python3 "$(dirname "$0")/client.py" \(algorithm)
+            """)
+        #expect(
+            result.outputText
+                == "ok create and search\nok replace\nok change\nok delete\nok collection\nok lock\nok delete collection\n",
+            "\(result.outputText)\(result.errorText)")
+
+        // The item left is an entry whose fields read back exactly; nothing of it is in clear.
+        let names = bus.items()
+        try #require(names.count == 1, "\(names)")
+        let text = try #require(try bus.installed.decrypted(names[0]))
+        let restored = ItemStore.parse(SecureBytes(string: text), name: "x")
+        #expect(restored.metadata.attributes["odd key: 100%"] == " spaced\nvalue ")
+        #expect(restored.metadata.attributes["ünï"] == "çödé")
+        #expect(restored.metadata.label == "Mail für Dave\nsecond line")
+        #expect(text.contains("secret-encoding: base64\n"), "\(text)")
+        #expect(try bus.installed.uncommitted().isEmpty)
+        #expect(bus.items("Work_" + algorithm).isEmpty)
+        let clear = try bus.clearBytes()
+        for word in ["dave-", "erin-", "spaced", "Mail f", "org.example.Mail", "work secret", "Relabelled"] {
+            #expect(!clear.contains(word), "\(word) is in clear")
+        }
+    }
+
+    @Test("Python keyring (SecretService backend): keyring set, get and del")
+    func pythonKeyring() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            printf '%s\n' 'kr-Sekret 1' | keyring set mail.example.org frank-77 2>/dev/null
+            echo "set=$?"
+            echo "get=$(keyring get mail.example.org frank-77)"
+            printf '%s\n' 'kr-Sekret 2' | keyring set mail.example.org frank-77 2>/dev/null
+            echo "again=$(keyring get mail.example.org frank-77)"
+            keyring del mail.example.org frank-77
+            echo "del=$?"
+            keyring get mail.example.org frank-77
+            echo "gone=$?"
+            """#)
+        #expect(
+            result.outputText == "set=0\nget=kr-Sekret 1\nagain=kr-Sekret 2\ndel=0\ngone=1\n",
+            "\(result.outputText)\(result.errorText)")
+        #expect(bus.items().isEmpty)
+        #expect(try bus.installed.git(["log", "--format=%s"]).contains("Remove secret-service/login/"))
+        let clear = try bus.clearBytes()
+        #expect(
+            !clear.contains("frank-77") && !clear.contains("mail.example.org") && !clear.contains("Sekret"))
+    }
+
+    @Test("Entries written by pass reach the index (inotify); clients are told through signals")
+    func refreshAndSignals() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            dbus-monitor --session "type='signal',sender='org.freedesktop.secrets'" > signals.txt 2>/dev/null &
+            monitor=$!
+            sleep 0.5
+            poll() {
+                local i
+                for i in $(seq 100); do
+                    if [ "$(secret-tool lookup "$@" 2>/dev/null)" = "$expected" ]; then return 0; fi
+                    sleep 0.1
+                done
+                return 1
+            }
+            printf %s 'tool-Sekret' | secret-tool store --label='By secret-tool' service tool-1
+            # Debian's pass writes an item in the provider's format, then removes it.
+            printf 'ext-Sekret\nlabel: By pass\nattribute.service: ext-1\n' |
+                /usr/bin/pass insert -m secret-service/login/external >/dev/null
+            expected=ext-Sekret poll service ext-1 && echo "pass-insert seen"
+            printf 'other-Sekret\nlabel: Elsewhere\nattribute.service: ext-2\n' |
+                /usr/bin/pass insert -m secret-service/elsewhere/item >/dev/null
+            expected=other-Sekret poll service ext-2 && echo "new collection seen"
+            /usr/bin/pass rm -f secret-service/login/external >/dev/null
+            expected= poll service ext-1 && echo "pass-rm seen"
+            secret-tool lookup service tool-1
+            echo
+            sleep 0.5
+            kill "$monitor"
+            wait "$monitor" 2>/dev/null
+            for signal in ItemCreated ItemDeleted; do
+                echo "$signal $(grep -A1 "member=$signal" signals.txt | grep -c 'collection/login/')"
+            done
+            echo "CollectionCreated $(grep -A1 'member=CollectionCreated' signals.txt | grep -c 'collection/elsewhere"')"
+            grep -A1 'member=ItemCreated' signals.txt | grep -c 'collection/login/external"' || true
+            echo "PropertiesChanged $(grep 'path=/org/freedesktop/secrets/collection/login;' signals.txt | grep -c 'member=PropertiesChanged')"
+            rm -f signals.txt
+            """#)
+        #expect(
+            result.outputText
+                == "pass-insert seen\nnew collection seen\npass-rm seen\ntool-Sekret\nItemCreated 2\n"
+                + "ItemDeleted 1\nCollectionCreated 1\n1\nPropertiesChanged 3\n",
+            "\(result.outputText)\(result.errorText)\(bus.providerText())")
+    }
+
+    @Test("make install's activation file starts the provider when a client first asks for it")
+    func activation() throws {
+        let folder = try TestFiles.temporaryFolder("coffer-dbus-services")
+        defer { _ = try? TestProcess.run(["rm", "-rf", folder], environment: ["PATH": "/usr/bin:/bin"]) }
+        let template = String(
+            decoding: TestFiles.read(TestFiles.packageRoot + "/data/org.freedesktop.secrets.service.in")
+                ?? [],
+            as: UTF8.self)
+        let binFolder = String(try CofferBinary.path().dropLast("/coffer".count))
+        try TestFiles.write(
+            template.split(separator: "@BINDIR@", omittingEmptySubsequences: false).joined(
+                separator: binFolder),
+            to: folder + "/org.freedesktop.secrets.service", mode: 0o644)
+        let bus = try SecretServiceSandbox(serviceDirectory: folder)
+        let result = try bus.check(
+            #"""
+            printf %s 'activated-Sekret' | secret-tool store --label='Activated' service act-1
+            echo "store=$?"
+            echo "lookup=$(secret-tool lookup service act-1)"
+            provider=$(dbus-send --session --print-reply --dest=org.freedesktop.DBus / \
+                org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets |
+                sed -n 's/.*uint32 //p')
+            echo "by=$(cat /proc/$provider/comm)"
+            """#)
+        #expect(
+            result.outputText == "store=0\nlookup=activated-Sekret\nby=coffer\n",
+            "\(result.outputText)\(result.errorText)")
+        #expect(bus.items().count == 1)
+    }
+
+    @Test(
+        "Clients that leave mid-call, use another's session or send nonsense get errors; the provider stays")
+    func misbehavingClients() throws {
+        let bus = try SecretServiceSandbox()
+        try Self.secretStorageClient.write(toFile: bus.installed.sandbox.directory + "/unused.py")
+        let result = try bus.check(
+            #"""
+            start_provider
+            python3 - <<'PYTHON'
+            import secretstorage
+            from jeepney import new_method_call, DBusAddress
+            from jeepney.io.blocking import open_dbus_connection
+            from secretstorage.util import DBusAddressWrapper, SS_PATH, SERVICE_IFACE
+
+            def error_name(error):
+                return str(error.__cause__ or error).split("]")[0] + "]"
+
+            # A client that sends CreateItem and leaves before the answer.
+            leaving = open_dbus_connection(bus="SESSION")
+            service = DBusAddress(SS_PATH, "org.freedesktop.secrets", SERVICE_IFACE)
+            reply = leaving.send_and_get_reply(new_method_call(service, "OpenSession", "sv", ("plain", ("s", ""))))
+            session = reply.body[1]
+            collection = DBusAddress("/org/freedesktop/secrets/collection/login", "org.freedesktop.secrets",
+                                     "org.freedesktop.Secret.Collection")
+            leaving.send(new_method_call(collection, "CreateItem", "a{sv}(oayays)b", (
+                {"org.freedesktop.Secret.Item.Label": ("s", "Left"),
+                 "org.freedesktop.Secret.Item.Attributes": ("a{ss}", {"who": "leaver-1"})},
+                (session, b"", b"left-Sekret", "text/plain"), False)))
+            leaving.close()
+
+            bus = secretstorage.dbus_init()
+            found = list(secretstorage.search_items(bus, {"who": "leaver-1"}))
+            print("left item", len(found), found[0].get_secret() if found else None)
+
+            # Its session died with it: nobody else can use it.
+            item = DBusAddressWrapper(found[0].item_path, "org.freedesktop.Secret.Item", bus)
+            try:
+                item.call("GetSecret", "o", session)
+                print("dead session answered")
+            except Exception as error:
+                print("dead session", error_name(error))
+
+            # Another client's live session is refused.
+            other = open_dbus_connection(bus="SESSION")
+            reply = other.send_and_get_reply(new_method_call(service, "OpenSession", "sv", ("plain", ("s", ""))))
+            try:
+                item.call("GetSecret", "o", reply.body[1])
+                print("foreign session answered")
+            except Exception as error:
+                print("foreign session", error_name(error))
+
+            # Wrong argument types, an unknown algorithm, a secret that does not decrypt.
+            service = DBusAddressWrapper(SS_PATH, SERVICE_IFACE, bus)
+            for name, signature, body in [("SearchItems", "s", ("x",)), ("OpenSession", "sv", ("rot13", ("s", ""))),
+                                          ("Unlock", "s", ("x",)), ("NoSuchMethod", "", ())]:
+                try:
+                    service.call(name, signature, *body)
+                    print(name, "answered")
+                except Exception as error:
+                    print(name, error_name(error))
+            session = secretstorage.util.open_session(bus)
+            login = DBusAddressWrapper("/org/freedesktop/secrets/collection/login",
+                                       "org.freedesktop.Secret.Collection", bus)
+            try:
+                login.call("CreateItem", "a{sv}(oayays)b", {}, (session.object_path, b"0123456789abcdef",
+                                                                   b"not a multiple of sixteen", "text/plain"), False)
+                print("bad ciphertext answered")
+            except Exception as error:
+                print("bad ciphertext", error_name(error))
+            print("still serving", len(list(secretstorage.search_items(bus, {"who": "leaver-1"}))))
+            PYTHON
+            kill -0 "$provider" && echo alive
+            """#)
+        #expect(
+            result.outputText == """
+                left item 1 b'left-Sekret'
+                dead session [org.freedesktop.Secret.Error.NoSession]
+                foreign session [org.freedesktop.DBus.Error.AccessDenied]
+                SearchItems [org.freedesktop.DBus.Error.InvalidArgs]
+                OpenSession [org.freedesktop.DBus.Error.NotSupported]
+                Unlock [org.freedesktop.DBus.Error.InvalidArgs]
+                NoSuchMethod [org.freedesktop.DBus.Error.UnknownMethod]
+                bad ciphertext [org.freedesktop.DBus.Error.InvalidArgs]
+                still serving 1
+                alive
+
+                """, "\(result.outputText)\(result.errorText)")
+        #expect(!bus.providerText().contains("Sekret") && !bus.providerText().contains("leaver"))
+    }
+
+    @Test("A commit that fails fails the call with git's reason and no secret; the provider goes on")
+    func failingCommit() throws {
+        let bus = try SecretServiceSandbox()
+        let hook = bus.installed.store + "/.git/hooks/pre-commit"
+        try TestFiles.write("#!/bin/sh\necho 'commits are refused here' >&2\nexit 1\n", to: hook, mode: 0o755)
+        let result = try bus.check(
+            #"""
+            start_provider
+            printf %s 'hooked-Sekret' | secret-tool store --label='Hooked label' service hook-1 2> store.txt
+            echo "store=$?"
+            cat store.txt
+            rm -f store.txt "$PASSWORD_STORE_DIR/.git/hooks/pre-commit"
+            printf %s 'after-Sekret' | secret-tool store --label='After' service hook-2
+            echo "after=$(secret-tool lookup service hook-2)"
+            """#)
+        let output = result.outputText
+        #expect(output.contains("store=1\n"), "\(output)")
+        #expect(output.contains("commits are refused here"), "\(output)")
+        #expect(
+            !output.contains("hooked-Sekret") && !output.contains("hook-1")
+                && !output.contains("Hooked label"))
+        #expect(output.hasSuffix("after=after-Sekret\n"), "\(output)")
+    }
+
+    @Test("Lock tells gpg-agent to forget the passphrase of the collection's key")
+    func lockForgetsPassphrase() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            gpg --batch --quiet --pinentry-mode loopback --passphrase 'lock-pass' \
+                --quick-gen-key 'Lock Test <lock@coffer.test>' ed25519 sign never
+            fpr=$(gpg --with-colons --list-keys lock@coffer.test | awk -F: '/^fpr/ {print $10; exit}')
+            gpg --batch --quiet --pinentry-mode loopback --passphrase 'lock-pass' --quick-add-key "$fpr" cv25519 encr never
+            echo allow-preset-passphrase >> "$GNUPGHOME/gpg-agent.conf"
+            gpgconf --kill gpg-agent
+            /usr/bin/pass init -p secret-service/login "$fpr" >/dev/null
+            grip=$(gpg --with-colons --with-keygrip --list-secret-keys lock@coffer.test | awk -F: '/^grp/ {g=$10} END {print g}')
+            printf %s 'lock-pass' | /usr/lib/gnupg/gpg-preset-passphrase --preset "$grip"
+            cached() { gpg-connect-agent 'KEYINFO --list' /bye | awk -v g="$grip" '$3 == g {print $7}'; }
+            start_provider
+            printf %s 'locked-Sekret' | secret-tool store --label='Locked' service lock-1
+            echo "lookup=$(secret-tool lookup service lock-1)"
+            echo "before=$(cached)"
+            python3 -c 'import secretstorage; c = secretstorage.get_default_collection(secretstorage.dbus_init()); c.lock(); print("locked", c.is_locked())'
+            # The agent forgets in the background (pinentry may ask this very provider about its own cache).
+            for i in $(seq 100); do [ "$(cached)" = - ] && break; sleep 0.1; done
+            echo "after=$(cached)"
+            """#)
+        #expect(
+            result.outputText == "lookup=locked-Sekret\nbefore=1\nlocked True\nafter=-\n",
+            "\(result.outputText)\(result.errorText)")
+    }
+
+    @Test("An entry made by hand is an item; changing it through the bus keeps its other lines")
+    func handMadeEntry() throws {
+        let bus = try SecretServiceSandbox()
+        try bus.installed.insert(
+            "secret-service/login/odd name é", "hand-Sekret\nurl: https://example.org\nfree notes\n")
+        let result = try bus.check(
+            #"""
+            start_provider
+            python3 - <<'PYTHON'
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            items = list(secretstorage.get_default_collection(bus).get_all_items())
+            print([(i.get_label(), i.get_attributes(), i.get_secret()) for i in items])
+            item = items[0]
+            item.set_label("Labelled")
+            item.set_attributes({"service": "hand-1"})
+            item.set_secret(b"new-Sekret")
+            found = list(secretstorage.search_items(bus, {"service": "hand-1"}))
+            print(len(found), found[0].get_label(), found[0].get_secret())
+            PYTHON
+            """#)
+        #expect(
+            result.outputText == "[('odd name é', {}, b'hand-Sekret')]\n1 Labelled b'new-Sekret'\n",
+            "\(result.outputText)\(result.errorText)")
+        let text = try #require(try bus.installed.decrypted("secret-service/login/odd name é"))
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.first == "new-Sekret")
+        #expect(lines.contains("label: Labelled") && lines.contains("attribute.service: hand-1"), "\(text)")
+        #expect(lines.suffix(2) == ["url: https://example.org", "free notes"], "\(text)")
+    }
+
+    @Test("Introspect describes every object; Properties answers Get, GetAll and refuses read-only Set")
+    func introspectionAndProperties() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            printf %s 'intro-Sekret' | secret-tool store --label='Intro' service intro-1
+            item=$(call /org/freedesktop/secrets org.freedesktop.Secret.Service.SearchItems \
+                dict:string:string:service,intro-1 | sed -n 's/.*object path "\(.*\)"/\1/p' | head -1)
+            introspect() {
+                call "$1" org.freedesktop.DBus.Introspectable.Introspect | grep -o "$2" | head -1
+            }
+            introspect /org/freedesktop/secrets 'interface name="org.freedesktop.Secret.Service"'
+            introspect /org/freedesktop/secrets 'node name="collection"'
+            introspect /org/freedesktop/secrets/collection 'node name="login"'
+            introspect /org/freedesktop/secrets/collection/login 'method name="CreateItem"'
+            introspect /org/freedesktop/secrets/collection/login "node name=\"${item##*/}\""
+            introspect "$item" 'property name="Attributes" type="a{ss}" access="readwrite"'
+            call "$item" org.freedesktop.DBus.Properties.Get string:org.freedesktop.Secret.Item string:Label |
+                grep -o 'string "Intro"'
+            call /org/freedesktop/secrets/aliases/default org.freedesktop.DBus.Properties.GetAll \
+                string:org.freedesktop.Secret.Collection | grep -c 'string "\(Items\|Label\|Locked\|Created\|Modified\)"'
+            call "$item" org.freedesktop.DBus.Properties.Set string:org.freedesktop.Secret.Item \
+                string:Created variant:uint64:5 2>&1 | grep -o 'org.freedesktop.DBus.Error.PropertyReadOnly'
+            """#)
+        let lines: [String] = result.outputText.split(separator: "\n").map(String.init)
+        let expected: [String] = [
+            #"interface name="org.freedesktop.Secret.Service""#, #"node name="collection""#,
+            #"node name="login""#, #"method name="CreateItem""#, "item node",
+            #"property name="Attributes" type="a{ss}" access="readwrite""#, #"string "Intro""#, "5",
+            "org.freedesktop.DBus.Error.PropertyReadOnly",
+        ]
+        try #require(lines.count == expected.count, "\(result.outputText)\(result.errorText)")
+        for (index, line) in lines.enumerated() where index != 4 {
+            #expect(line == expected[index])
+        }
+        // The collection lists its item as a child node.
+        #expect(lines[4].hasPrefix("node name=\"") && lines[4].count > "node name=\"\"".count, "\(lines[4])")
+    }
+}
