@@ -72,10 +72,11 @@ public enum CofferCLI {
     ) throws {
         let name = command == "--help" ? "help" : command == "--version" ? "version" : command
         if let found = CommandRegistry.command(named: name) {
-            // Under pass's name, a pass extension of the same name (pass-audit for `audit`) is what pass
-            // would run: it wins over a command of coffer's own that is not a reimplementation of it.
-            if found.yieldsToPassExtension, invocation.speaksAsPass,
-                try ExtensionCommand.run(allArguments, invocation)
+            // Under pass's name, a pass extension of the same name (pass-audit for `audit`, a user's
+            // `sync.bash`) is what pass would run: it wins over a command of coffer's own that is not a
+            // reimplementation of it.
+            if found.yieldsUnderPassName, invocation.speaksAsPass,
+                try ExtensionCommand.run(allArguments, invocation, passExtensionsOnly: true)
             {
                 return
             }

@@ -54,10 +54,15 @@ struct Command: Sendable {
     /// Whether the command reads `--help` itself (`otp --help`, as pass-otp does) instead of the shared
     /// `COMMAND --help`.
     var handlesHelp = false
-    /// Whether, run under pass's name, a pass extension of the same name runs instead, as in pass: set for
-    /// a command of coffer's own that an extension also provides with other options and words (`audit`
-    /// and pass-audit), not for one that reimplements the extension faithfully (`otp`).
-    var yieldsToPassExtension = false
+    /// Whether, run under pass's name, a pass extension of the same name (the user's, when extensions are
+    /// enabled, or the system's) runs instead, as pass would run it: by default every command of coffer's
+    /// own (`sync`, `history`, `audit`, ...), since pass knows no such command and runs the extension; set
+    /// to `false` for one that reimplements the extension faithfully (`otp` and pass-otp). pass's own
+    /// commands and hidden ones (run by the prelude and git) never yield.
+    var yieldsToPassExtension: Bool?
+
+    /// ``yieldsToPassExtension`` with its default.
+    var yieldsUnderPassName: Bool { origin == .coffer && yieldsToPassExtension != false }
     /// Runs it with the arguments after the command word.
     let run: @Sendable ([String], Invocation) throws -> Void
 

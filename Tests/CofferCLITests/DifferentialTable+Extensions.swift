@@ -94,6 +94,27 @@ extension DifferentialTable {
 
             """#
 
+    /// Extensions (in a store without git) whose helper dies, or should: `cmd_git` outside a git store,
+    /// `cmd_find` and `cmd_grep` without arguments, `clip` without a display; one that sets
+    /// `PASSWORD_STORE_KEY` without exporting it before `cmd_insert`; one that exits 139.
+    static let dyingHelpers =
+        basic + #"""
+            mkdir -p "$STORE/.extensions"
+            printf 'cmd_git push\necho published\n' > "$STORE/.extensions/publish.bash"
+            printf 'cmd_find\necho found\n' > "$STORE/.extensions/lookup.bash"
+            printf 'cmd_grep\necho searched\n' > "$STORE/.extensions/scan.bash"
+            printf 'clip "$(cmd_show "$1" | head -1)" "$1"\necho copied\ncmd_delete -f "$1"\n' \
+                > "$STORE/.extensions/copydel.bash"
+            printf 'PASSWORD_STORE_KEY=%s\n' "$K2" > "$STORE/.extensions/share.bash"
+            cat >> "$STORE/.extensions/share.bash" <<'EOF'
+            cmd_insert -m -f "shared/$1" <<<for-K2-only
+            $GPG --batch --list-packets "$PREFIX/shared/$1.gpg" 2>/dev/null | sed -n 's/.* keyid \([0-9A-F]*\).*/\1/p'
+            EOF
+            printf 'echo crashing\nexit 139\n' > "$STORE/.extensions/high.bash"
+            chmod +x "$STORE/.extensions/"{publish,lookup,scan,copydel,share,high}.bash
+
+            """#
+
     private static let enabled: [String: String?] = ["PASSWORD_STORE_ENABLE_EXTENSIONS": "true"]
 
     /// The extension scenarios.
@@ -122,6 +143,14 @@ extension DifferentialTable {
         make("ext.reads", userExtensions, ["reads", "bank"], environment: enabled),
         make("ext.changes", userExtensions, ["changes", "bank", "copy", "moved"], environment: enabled),
         make("ext.not-executable", userExtensions, ["plain"], environment: enabled),
+        make("ext.git-not-a-repository", dyingHelpers, ["publish"], environment: enabled),
+        make("ext.find-without-arguments", dyingHelpers, ["lookup"], environment: enabled),
+        make("ext.grep-without-arguments", dyingHelpers, ["scan"], environment: enabled),
+        make(
+            "ext.clip-without-display", dyingHelpers, ["copydel", "bank"],
+            environment: ["PASSWORD_STORE_ENABLE_EXTENSIONS": "true", "DISPLAY": nil, "WAYLAND_DISPLAY": nil]),
+        make("ext.unexported-key", dyingHelpers, ["share", "x"], environment: enabled),
+        make("ext.exit-139", dyingHelpers, ["high"], environment: enabled),
         make("ext.not-enabled", userExtensions, ["helpers", "bank"]),
         make(
             "ext.unsigned-with-signing-key", userExtensions, ["helpers", "bank"],

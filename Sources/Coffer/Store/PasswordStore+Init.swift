@@ -104,10 +104,19 @@ extension PasswordStore {
     /// Deciding what needs work reads only the key packets at the head of each file; the entries are
     /// decrypted on several threads and encrypted for their recipients in memory, then written (each
     /// atomically), so a failure changes nothing.
-    public func reencrypt(_ path: String, onEvent: (StoreEvent) -> Void = { _ in }) throws {
+    ///
+    /// With `skipping`, an entry that cannot be decrypted (no secret key) is handed to it, by name, with
+    /// the error, and the others are still re-encrypted, as pass's `reencrypt_path` goes on past a file
+    /// gpg fails on; without it, such an entry stops the whole run before anything is written.
+    public func reencrypt(
+        _ path: String, onEvent: (StoreEvent) -> Void = { _ in },
+        skipping: ((String, any Error) -> Void)? = nil
+    ) throws {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             try git(for: path)?.ensureNoUnfinishedOperation()
-            try write(try planReencryption(at: path), onEvent: onEvent)
+            try write(
+                try planReencryption(at: path, skipping: skipping != nil), onEvent: onEvent,
+                skipping: skipping)
         }
     }
 
@@ -115,11 +124,16 @@ extension PasswordStore {
     struct ReencryptionPlan {
         var jobs: [Reencryption] = []
         var ciphertexts: [[UInt8]] = []
+        /// The jobs whose file could not be decrypted (when planned with `skipping`), by index, with why;
+        /// their ciphertexts are empty.
+        var skipped: [Int: any Error] = [:]
     }
 
     /// Works out which entries at or below `path` (`nil`: none) are encrypted to other subkeys than
     /// their recipients stand for, and encrypts them again in memory.
-    func planReencryption(at path: String?) throws -> ReencryptionPlan {
+    /// With `skipping`, a file that cannot be decrypted is recorded in the plan's `skipped` instead of
+    /// stopping the planning.
+    func planReencryption(at path: String?, skipping: Bool = false) throws -> ReencryptionPlan {
         guard let path else { return ReencryptionPlan() }
         var wantedByRecipients: [[String]: Set<String>] = [:]
         var plan = ReencryptionPlan()
@@ -144,19 +158,34 @@ extension PasswordStore {
                     file: file, destination: file, recipients: recipients.ids, keyIDs: wanted.sorted()))
         }
         let total = plan.jobs.count
-        try encryptAgain(plan.jobs) { index, ciphertext in
+        var skipped: [Int: any Error] = [:]
+        let onFailure: ((Int, any Error) -> Void)? =
+            skipping
+            ? { index, error in
+                skipped[index] = error
+                plan.ciphertexts.append([])
+            } : nil
+        try encryptAgain(plan.jobs, failed: onFailure) { index, ciphertext in
             plan.ciphertexts.append(ciphertext)
             progress?(index + 1, total)
         }
+        plan.skipped = skipped
         return plan
     }
 
-    /// Writes a plan's ciphertexts, each atomically, reporting each entry.
-    func write(_ plan: ReencryptionPlan, onEvent: (StoreEvent) -> Void) throws {
-        for (job, ciphertext) in zip(plan.jobs, plan.ciphertexts) {
-            onEvent(
-                .reencrypted(
-                    name: String(job.destination.dropFirst(root.count + 1).dropLast(4)), keyIDs: job.keyIDs))
+    /// Writes a plan's ciphertexts, each atomically, reporting each entry; an entry the plan skipped is
+    /// reported, then handed to `skipping` with why, in its turn, as pass reports the file gpg fails on.
+    func write(
+        _ plan: ReencryptionPlan, onEvent: (StoreEvent) -> Void,
+        skipping: ((String, any Error) -> Void)? = nil
+    ) throws {
+        for (index, (job, ciphertext)) in zip(plan.jobs, plan.ciphertexts).enumerated() {
+            let name = String(job.destination.dropFirst(root.count + 1).dropLast(4))
+            onEvent(.reencrypted(name: name, keyIDs: job.keyIDs))
+            if let error = plan.skipped[index] {
+                skipping?(name, error)
+                continue
+            }
             try FileSystem.atomicWrite(job.destination, bytes: ciphertext, mode: configuration.fileMode)
         }
     }
@@ -180,8 +209,11 @@ extension PasswordStore {
     ///
     /// One encryptor serves each recipient list: after gpg has encrypted the first entry for them, the
     /// engine may encrypt the others without a gpg process.
+    /// With `failed`, a job whose file cannot be decrypted is handed to it (and `consume` does not see
+    /// it) instead of stopping the others.
     func encryptAgain(
         _ jobs: [Reencryption], starting: (Int) -> Void = { _ in },
+        failed: ((Int, any Error) -> Void)? = nil,
         consume: (Int, [UInt8]) throws -> Void
     ) throws {
         let engine = self.engine
@@ -190,6 +222,10 @@ extension PasswordStore {
             try engine.decrypt(FileSystem.readFile(job.file))
         } consume: { index, result in
             let job = jobs[index]
+            if let failed, case .failure(let error) = result {
+                failed(index, error)
+                return
+            }
             starting(index)
             let encryptor = encryptors[job.recipients] ?? engine.encryptor(for: job.recipients)
             encryptors[job.recipients] = encryptor

@@ -188,7 +188,7 @@ package struct ChildProcess: Sendable {
         }
         var defaults = sigset_t()
         sigemptyset(&defaults)
-        for signalNumber in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD] {
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD, SIGXFSZ] {
             sigaddset(&defaults, signalNumber)
         }
         posix_spawnattr_setsigdefault(&attributes, &defaults)

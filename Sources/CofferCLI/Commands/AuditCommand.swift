@@ -33,7 +33,7 @@ enum AuditCommand {
                 "Report weak, reused, old (unchanged for --age days, 365 by default, from git history) and",
                 "breached (--breached FILE) passwords; exit status 1 when something is found.",
             ]
-        }, yieldsToPassExtension: true, run: run)
+        }, run: run)
 
     /// Runs the command; every failure exits 2, as 1 means that something was found.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {

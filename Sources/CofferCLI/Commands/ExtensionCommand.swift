@@ -17,8 +17,10 @@ import Coffer
 /// on `PATH`. With `PASSWORD_STORE_SIGNING_KEY` set, an extension of the user's folder runs only with a
 /// valid signature, as in pass.
 ///
-/// Only names that are no command of ``CommandRegistry`` get here: built-in commands, `otp` included
-/// (pass-otp's `otp.bash`), answer first, as pass's own commands do.
+/// Names that are no command of ``CommandRegistry`` get here; and, under pass's name, the commands of
+/// coffer's own that yield to a pass extension of the same name (``Command/yieldsUnderPassName``: all but
+/// `otp`, which reimplements pass-otp's `otp.bash`), as pass would run that extension. pass's own
+/// commands answer first.
 enum ExtensionCommand {
     /// The prefix of extension executables.
     static let executablePrefix = "coffer-"
@@ -39,18 +41,24 @@ enum ExtensionCommand {
     }
 
     /// Runs the extension for `arguments[0]` and returns `true`, or returns `false` when there is none
-    /// (the arguments are then shown as pass does).
-    static func run(_ arguments: [String], _ invocation: Invocation) throws -> Bool {
+    /// (the arguments are then shown as pass does). With `passExtensionsOnly`, only pass's bash
+    /// extensions are looked for (`coffer-COMMAND` executables are not: pass would not run them).
+    static func run(_ arguments: [String], _ invocation: Invocation, passExtensionsOnly: Bool = false) throws
+        -> Bool
+    {
         let name = arguments.first ?? ""
         try invocation.checkSneakyPaths(name)
-        guard !name.isEmpty, !name.contains("/"), !name.hasPrefix("-") else { return false }
+        guard !name.isEmpty else { return false }
+        // pass runs `team/sync` as EXTENSIONS/team/sync.bash and `--x` as `--x.bash`; coffer's own
+        // executables are looked for only under plain names (a `/` would make a path of the name).
+        let executables = !passExtensionsOnly && !name.contains("/") && !name.hasPrefix("-")
         let environment = invocation.environment
         let enabled = environment["PASSWORD_STORE_ENABLE_EXTENSIONS"] == "true"
         let folder = invocation.extensionsDirectory
         func runnable(_ path: String) -> Bool { FileSystem.isFile(path) && FileSystem.isExecutable(path) }
         if enabled {
             let candidate = folder + "/" + executablePrefix + name
-            if runnable(candidate) {
+            if executables, runnable(candidate) {
                 try verify(candidate, invocation)
                 try runExecutable(candidate, arguments, invocation)
             }
@@ -62,7 +70,8 @@ enum ExtensionCommand {
         if runnable(systemDirectory(environment) + "/" + name + ".bash") {
             try runBash(arguments, invocation)
         }
-        guard let executable = ChildProcess.findOnPath(executablePrefix + name, environment: environment)
+        guard executables,
+            let executable = ChildProcess.findOnPath(executablePrefix + name, environment: environment)
         else {
             return false
         }
@@ -111,20 +120,55 @@ enum ExtensionCommand {
                 environment: environment.map { "\($0.key)=\($0.value)" }.sorted()))
     }
 
-    /// Runs `child` attached to this process's terminal and ends as it ended: with its status, or killed
-    /// by the same signal.
+    /// Runs `child` attached to this process's terminal and ends as it ended: with its exit status, or,
+    /// when a signal killed it, killed by the same signal.
+    ///
+    /// While it runs, this process waits as a shell waits for a foreground job: SIGINT and SIGQUIT (which
+    /// the terminal sends to the child too) are ignored here, so that an extension or editor that handles
+    /// Ctrl-C goes on with the terminal; SIGTERM and SIGHUP, sent to this process alone, are passed on to
+    /// the child, and this process still waits for it.
     private static func finish(_ child: ChildProcess) throws -> Never {
-        let status: Int32
+        let termination: ChildProcess.TerminationStatus
         do {
-            status = try child.runAttached().code
+            termination = try waitAsForegroundJob(child)
         } catch let error as CofferError {
             throw Exit.die("Error: \(error.message)")
         }
-        if status > 128 {
-            signal(status - 128, SIG_DFL)
-            raise(status - 128)
+        switch termination {
+        case .exited(let code):
+            throw Exit(code)
+        case .signaled(let signalNumber):
+            signal(signalNumber, SIG_DFL)
+            var set = sigset_t()
+            sigemptyset(&set)
+            sigaddset(&set, signalNumber)
+            sigprocmask(SIG_UNBLOCK, &set, nil)
+            raise(signalNumber)
+            throw Exit(128 + signalNumber)
         }
-        throw Exit(status)
+    }
+
+    /// Starts `child` (its signals at their defaults) and waits for it, ignoring SIGINT and SIGQUIT and
+    /// passing SIGTERM and SIGHUP on to it.
+    static func waitAsForegroundJob(_ child: ChildProcess) throws -> ChildProcess.TerminationStatus {
+        let ignored = [SIGINT, SIGQUIT].map { ($0, signal($0, SIG_IGN)) }
+        defer { for (signalNumber, previous) in ignored { signal(signalNumber, previous) } }
+        var forwarded = sigset_t()
+        sigemptyset(&forwarded)
+        for signalNumber in [SIGTERM, SIGHUP, SIGCHLD] { sigaddset(&forwarded, signalNumber) }
+        var previousMask = sigset_t()
+        sigprocmask(SIG_BLOCK, &forwarded, &previousMask)
+        defer { sigprocmask(SIG_SETMASK, &previousMask, nil) }
+        let pid = try child.spawn()
+        while true {
+            var status: Int32 = 0
+            let result = SystemCall.retrying { waitpid(pid, &status, WNOHANG) }
+            if result == pid { return ChildProcess.TerminationStatus(waitStatus: status) }
+            if result < 0 { return .exited(127) }
+            var timeout = timespec(tv_sec: 1, tv_nsec: 0)
+            let received = sigtimedwait(&forwarded, nil, &timeout)
+            if received == SIGTERM || received == SIGHUP { kill(pid, received) }
+        }
     }
 
     /// The environment an extension gets: this process's, plus every store setting spelled out.

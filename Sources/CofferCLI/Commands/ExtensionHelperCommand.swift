@@ -4,7 +4,8 @@ import Coffer
 /// pass extension through the prelude (see ``ExtensionPrelude``), never by people.
 ///
 /// `verify FILE` checks `FILE.sig` as pass's `verify_file` does; `reencrypt PATH` re-encrypts the entries
-/// at or below `PATH` for their recipients, printing pass's lines; `clip NAME` and `qrcode NAME` take the
+/// at or below `PATH` for their recipients, printing pass's lines, and names on standard error each entry
+/// it cannot decrypt (the others are still re-encrypted, and the status is 0, as in pass); `clip NAME` and `qrcode NAME` take the
 /// text on standard input (never as an argument) and copy it, or show it as a QR code, as `show -c` and
 /// `show -q` do for the entry `NAME`.
 enum ExtensionHelperCommand {
@@ -25,7 +26,14 @@ enum ExtensionHelperCommand {
             case "verify":
                 try invocation.store.verifySignature(of: operand)
             case "reencrypt":
-                try invocation.store.reencrypt(operand) { CoreutilsMessages.print($0) }
+                // pass's reencrypt_path goes on past an entry gpg cannot decrypt, and returns 0.
+                try invocation.store.reencrypt(operand) {
+                    CoreutilsMessages.print($0)
+                } skipping: { name, error in
+                    let reason =
+                        (error as? CofferError)?.message ?? (error as? GPGError)?.message ?? "\(error)"
+                    standardError.line("Error: \(name) left as it was: \(reason)")
+                }
             case "clip":
                 try Clipboard.copy(try SystemCall.readAllSecret(0), name: operand, invocation)
             case "qrcode":

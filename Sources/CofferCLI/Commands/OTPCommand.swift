@@ -56,7 +56,7 @@ enum OTPCommand {
                 "and optionally put it on the clipboard; insert or append a URI, show or",
                 "validate one. As pass-otp 1.2: see \(invocation.program) otp --help.",
             ]
-        }, handlesHelp: true, run: run)
+        }, handlesHelp: true, yieldsToPassExtension: false, run: run)
 
     /// Runs the command: the first argument picks the subcommand, as pass-otp's final `case` does.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {

@@ -39,14 +39,26 @@ enum ExtensionPrelude {
         if [[ -n $GPG_AGENT_INFO || $GPG == gpg2 ]]; then GPG_OPTS+=(--batch --use-agent); fi
         export GPG_TTY="${GPG_TTY:-$(tty 2>/dev/null)}"
 
-        # coffer itself, under the extension's program name, with the store as the extension sees it now.
+        # coffer itself, under the extension's program name, with the store as the extension sees it now:
+        # pass's cmd_* read these as shell variables of the extension's own shell, exported or not, so
+        # each call gets them in its environment. GPG_OPTS, an array, goes as PASSWORD_STORE_GPG_OPTS
+        # without the options pass adds itself (coffer adds them again).
         __coffer() {
             (
+                local option gpg_options=()
+                for option in "${GPG_OPTS[@]}"; do
+                    case $option in
+                    --quiet | --yes | --compress-algo=none | --no-encrypt-to | --batch | --use-agent) ;;
+                    *) gpg_options+=("$option") ;;
+                    esac
+                done
                 export PASSWORD_STORE_DIR="$PREFIX" PASSWORD_STORE_EXTENSIONS_DIR="$EXTENSIONS" \
                     PASSWORD_STORE_X_SELECTION="$X_SELECTION" PASSWORD_STORE_CLIP_TIME="$CLIP_TIME" \
                     PASSWORD_STORE_GENERATED_LENGTH="$GENERATED_LENGTH" \
                     PASSWORD_STORE_CHARACTER_SET="$CHARACTER_SET" \
-                    PASSWORD_STORE_CHARACTER_SET_NO_SYMBOLS="$CHARACTER_SET_NO_SYMBOLS"
+                    PASSWORD_STORE_CHARACTER_SET_NO_SYMBOLS="$CHARACTER_SET_NO_SYMBOLS" \
+                    PASSWORD_STORE_GPG_OPTS="${gpg_options[*]}" \
+                    PASSWORD_STORE_KEY PASSWORD_STORE_SIGNING_KEY EDITOR TMPDIR
                 exec -a "$PROGRAM" "$__coffer_executable" "$@"
             )
         }
@@ -142,12 +154,14 @@ enum ExtensionPrelude {
             __coffer_or_exit extension-helper reencrypt "$1"
         }
 
+        # pass's clip dies when it cannot copy; the exit is in this shell, not in the pipeline's subshell.
         clip() {
-            printf '%s' "$1" | __coffer_or_exit extension-helper clip "$2"
+            printf '%s' "$1" | __coffer extension-helper clip "$2" || exit $?
         }
 
+        # pass's qrcode never dies: its status is returned.
         qrcode() {
-            printf '%s' "$1" | __coffer_or_exit extension-helper qrcode "$2"
+            printf '%s' "$1" | __coffer extension-helper qrcode "$2"
         }
 
         tmpdir() {
@@ -171,20 +185,37 @@ enum ExtensionPrelude {
                     rm -rf "$SECURE_TMPDIR"
                 }
             fi
-            trap __coffer_remove_tmpdir EXIT INT TERM
+            # EXIT only, as pass: a trap on INT or TERM that does not exit would swallow the signal.
+            trap __coffer_remove_tmpdir EXIT
         }
 
         cmd_version() { __coffer version; }
         cmd_usage() { __coffer help; }
         cmd_init() { __coffer_or_exit init "$@"; }
         cmd_show() { __coffer_or_exit show "$@"; }
-        cmd_find() { __coffer find "$@"; }
-        cmd_grep() { __coffer grep "$@"; }
+        cmd_find() {
+            [[ $# -eq 0 ]] && die "Usage: $PROGRAM $COMMAND pass-names..."
+            __coffer find "$@"
+        }
+        cmd_grep() {
+            [[ $# -lt 1 ]] && die "Usage: $PROGRAM $COMMAND [GREPOPTIONS] search-string"
+            __coffer grep "$@"
+        }
         cmd_insert() { __coffer_or_exit insert "$@"; }
         cmd_edit() { __coffer_or_exit edit "$@"; }
         cmd_generate() { __coffer_or_exit generate "$@"; }
         cmd_delete() { __coffer_or_exit rm "$@"; }
-        cmd_git() { __coffer git "$@"; }
+        # pass's: dies when `git init` fails or the store is no git repository, else git's status.
+        cmd_git() {
+            set_git "$PREFIX/"
+            if [[ $1 == init ]]; then
+                __coffer git "$@" || exit 1
+            elif [[ -n $INNER_GIT_DIR ]]; then
+                __coffer git "$@"
+            else
+                die "Error: the password store is not a git repository. Try \"$PROGRAM git init\"."
+            fi
+        }
         cmd_copy_move() {
             local how=$1
             shift
@@ -192,19 +223,22 @@ enum ExtensionPrelude {
         }
 
         # The extension named by $1: the user's (only when extensions are enabled), then the system's.
+        # pass's, with its local variables, which the extension sees ($extension is its own path).
         cmd_extension() {
             check_sneaky_paths "$1"
-            local user="$EXTENSIONS/$1.bash" system="$SYSTEM_EXTENSION_DIR/$1.bash"
-            if [[ -f $user && -x $user && $PASSWORD_STORE_ENABLE_EXTENSIONS == true ]]; then
-                verify_file "$user"
-                shift
-                source "$user" "$@"
-            elif [[ -f $system && -x $system ]]; then
-                shift
-                source "$system" "$@"
+            local user_extension system_extension extension
+            [[ -n $SYSTEM_EXTENSION_DIR ]] && system_extension="$SYSTEM_EXTENSION_DIR/$1.bash"
+            [[ $PASSWORD_STORE_ENABLE_EXTENSIONS == true ]] && user_extension="$EXTENSIONS/$1.bash"
+            if [[ -n $user_extension && -f $user_extension && -x $user_extension ]]; then
+                verify_file "$user_extension"
+                extension="$user_extension"
+            elif [[ -n $system_extension && -f $system_extension && -x $system_extension ]]; then
+                extension="$system_extension"
             else
                 return 1
             fi
+            shift
+            source "$extension" "$@"
             return 0
         }
 
