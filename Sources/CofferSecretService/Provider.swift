@@ -517,6 +517,8 @@
             switch member {
             case "Delete":
                 try Self.expect(arguments, "")
+                // Deleting a locked collection would lose its items without an unlock (gnome-keyring refuses too).
+                try requireUnlocked(collection)
                 try items.removeCollection(id: collection.id)
                 collections[element] = nil
                 aliases = aliases.filter { $0.value != element }

@@ -742,4 +742,32 @@ struct SecretServiceTests {
         // The collection lists its item as a child node.
         #expect(lines[4].hasPrefix("node name=\"") && lines[4].count > "node name=\"\"".count, "\(lines[4])")
     }
-}
+
+    @Test("A locked collection cannot be deleted (IsLocked, as gnome-keyring refuses); unlocked, it can")
+    func lockedCollectionDelete() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            python3 - <<'PYTHON'
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            vault = secretstorage.create_collection(bus, "Vault")
+            vault.create_item("In vault", {"place": "vault-1"}, b"vault-Sekret")
+            vault.lock()
+            try:
+                vault._collection.call("Delete", "")
+                print("deleted while locked")
+            except Exception as error:
+                print("refused", str(error.__cause__ or error).split("]")[0] + "]")
+            print("kept", len(list(secretstorage.search_items(bus, {"place": "vault-1"}))))
+            vault.unlock()
+            vault.delete()
+            print("deleted", len(list(secretstorage.search_items(bus, {"place": "vault-1"}))))
+            PYTHON
+            """#)
+        #expect(
+            result.outputText == "refused [org.freedesktop.Secret.Error.IsLocked]\nkept 1\ndeleted 0\n",
+            "\(result.outputText)\(result.errorText)")
+        #expect(try bus.installed.uncommitted().isEmpty)
+    }}
