@@ -367,11 +367,13 @@ package struct ItemStore: Sendable {
             commitMessage: "Add Secret Service collection \(Self.folder)/\(id).")
     }
 
-    /// Removes a collection's folder and everything in it.
-    package func removeCollection(id: String) throws {
-        let folder = Self.folder + "/" + id + "/"
-        guard store.isFolder(folder) else { return }
-        try store.remove(folder, recursive: true)
+    /// Removes a collection: the entries of `items` (the items the provider serves) and its `.collection`
+    /// entry, as one commit. Other entries a person keeps in the folder (in subfolders, or that do not
+    /// decrypt) and its `.gpg-id` stay; the folder goes only when it is left empty.
+    package func removeCollection(id: String, items: [String]) throws {
+        let names = (items + [Self.collectionEntry]).map { Self.entryName(collection: id, id: $0) }
+        try store.remove(
+            entries: names, commitMessage: "Remove Secret Service collection \(Self.folder)/\(id).")
     }
 }
 

@@ -519,7 +519,7 @@
                 try Self.expect(arguments, "")
                 // Deleting a locked collection would lose its items without an unlock (gnome-keyring refuses too).
                 try requireUnlocked(collection)
-                try items.removeCollection(id: collection.id)
+                try items.removeCollection(id: collection.id, items: collection.items.values.map(\.id))
                 collections[element] = nil
                 aliases = aliases.filter { $0.value != element }
                 emit(Self.root, Self.serviceInterface, "CollectionDeleted", [.objectPath(path)])

@@ -770,4 +770,36 @@ struct SecretServiceTests {
             result.outputText == "refused [org.freedesktop.Secret.Error.IsLocked]\nkept 1\ndeleted 0\n",
             "\(result.outputText)\(result.errorText)")
         #expect(try bus.installed.uncommitted().isEmpty)
+    }
+
+    @Test("Deleting a collection removes the items it serves, never other entries in its folder")
+    func collectionDeleteKeepsOtherEntries() throws {
+        let bus = try SecretServiceSandbox()
+        try bus.installed.insert("secret-service/login/notes/bank", "bank-Sekret\n")
+        let result = try bus.check(
+            #"""
+            start_provider
+            python3 - <<'PYTHON'
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            login = secretstorage.get_default_collection(bus)
+            login.create_item("Web", {"service": "web-1"}, b"web-Sekret")
+            print(sorted(i.get_label() for i in login.get_all_items()))
+            login.delete()
+            work = secretstorage.create_collection(bus, "Work")
+            work.create_item("Plan", {"service": "work-1"}, b"work-Sekret")
+            work.delete()
+            print("gone", len(list(secretstorage.search_items(bus, {"service": "web-1"}))),
+                  len(list(secretstorage.search_items(bus, {"service": "work-1"}))))
+            PYTHON
+            """#)
+        #expect(result.outputText == "['Web']\ngone 0 0\n", "\(result.outputText)\(result.errorText)")
+        // The entry kept by hand under the collection's folder is still there, and committed.
+        #expect(try bus.installed.decrypted("secret-service/login/notes/bank") == "bank-Sekret\n")
+        #expect(bus.items().isEmpty)
+        #expect(!FileSystem.isFile(bus.installed.store + "/secret-service/login/.collection.gpg"))
+        // A folder left empty goes.
+        let left = try FileSystem.contents(of: bus.installed.store + "/secret-service")
+        #expect(left == ["login"], "\(left)")
+        #expect(try bus.installed.uncommitted().isEmpty)
     }}
