@@ -542,9 +542,6 @@
                 let label = properties[Self.itemInterface + ".Label"]?.stringValue ?? ""
                 let type =
                     properties[Self.itemInterface + ".Type"]?.stringValue ?? attributes["xdg:schema"] ?? ""
-                let replacing =
-                    arguments[2].booleanValue == true
-                    ? collection.items.first { $0.value.metadata.attributes == attributes } : nil
                 let now = ItemStore.now()
                 var metadata = ItemMetadata(
                     label: label, attributes: attributes, contentType: contentType, created: now)
@@ -552,6 +549,11 @@
                 if !type.isEmpty && attributes["xdg:schema"] == nil {
                     metadata.attributes["xdg:schema"] = type
                 }
+                // The item replaced has the attributes this one is stored with: the caller's, and the
+                // `xdg:schema` its Type adds (gnome-keyring keeps the schema among the attributes too).
+                let replacing =
+                    arguments[2].booleanValue == true
+                    ? collection.items.first { $0.value.metadata.attributes == metadata.attributes } : nil
                 let id: String
                 if let replacing {
                     id = replacing.value.id

@@ -802,4 +802,36 @@ struct SecretServiceTests {
         let left = try FileSystem.contents(of: bus.installed.store + "/secret-service")
         #expect(left == ["login"], "\(left)")
         #expect(try bus.installed.uncommitted().isEmpty)
+    }
+
+    @Test("CreateItem with replace and a Type but no xdg:schema replaces the item: one item, the last secret")
+    func replaceWithType() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            python3 - <<'PYTHON'
+            import secretstorage
+            from secretstorage.util import format_secret, open_session
+            bus = secretstorage.dbus_init()
+            login = secretstorage.get_default_collection(bus)
+            session = open_session(bus)
+            prefix = "org.freedesktop.Secret.Item."
+            paths = set()
+            for number in range(1, 6):
+                properties = {prefix + "Label": ("s", "Mail %d" % number),
+                              prefix + "Attributes": ("a{ss}", {"service": "mail-7", "user": "bob-7"}),
+                              prefix + "Type": ("s", "org.example.Mail")}
+                path, prompt = login._collection.call(
+                    "CreateItem", "a{sv}(oayays)b", properties,
+                    format_secret(session, b"PASSWORD-%d" % number, "text/plain"), True)
+                paths.add(path)
+            print("paths", len(paths), "found", len(list(login.search_items({"service": "mail-7", "user": "bob-7"}))))
+            PYTHON
+            echo "lookup=$(secret-tool lookup service mail-7 user bob-7)"
+            """#)
+        #expect(
+            result.outputText == "paths 1 found 1\nlookup=PASSWORD-5\n", "\(result.outputText)\(result.errorText)")
+        #expect(bus.items().count == 1, "\(bus.items())")
+        #expect(try bus.installed.uncommitted().isEmpty)
     }}
