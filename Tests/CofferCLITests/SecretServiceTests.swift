@@ -834,4 +834,44 @@ struct SecretServiceTests {
             result.outputText == "paths 1 found 1\nlookup=PASSWORD-5\n", "\(result.outputText)\(result.errorText)")
         #expect(bus.items().count == 1, "\(bus.items())")
         #expect(try bus.installed.uncommitted().isEmpty)
+    }
+
+    @Test("When the commit fails, CreateItem, SetSecret and Delete fail and leave the store as it was")
+    func failedCommitUndone() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            printf %s 'kept-Sekret' | secret-tool store --label='Kept' service keep-1
+            hook="$PASSWORD_STORE_DIR/.git/hooks/pre-commit"
+            printf '#!/bin/sh\necho "commits are refused here" >&2\nexit 1\n' > "$hook"
+            chmod +x "$hook"
+            for attempt in 1 2 3; do
+                printf %s 'new-Sekret' | secret-tool store --label='New' service new-1 2>/dev/null
+                echo "store=$?"
+            done
+            python3 - <<'PYTHON'
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            item = list(secretstorage.search_items(bus, {"service": "keep-1"}))[0]
+            for name, change in [("set", lambda: item.set_secret(b"changed-Sekret")), ("delete", item.delete)]:
+                try:
+                    change()
+                    print(name, "succeeded")
+                except Exception as error:
+                    print(name, "failed", "commits are refused here" in str(error))
+            PYTHON
+            sleep 0.5
+            echo "new=$(secret-tool search --all service new-1 2>/dev/null | grep -c '^\[')"
+            echo "kept=$(secret-tool lookup service keep-1)"
+            rm -f "$hook"
+            """#)
+        #expect(
+            result.outputText
+                == "store=1\nstore=1\nstore=1\nset failed True\ndelete failed True\nnew=0\nkept=kept-Sekret\n",
+            "\(result.outputText)\(result.errorText)")
+        #expect(try bus.installed.uncommitted().isEmpty)
+        let names = bus.items()
+        try #require(names.count == 1, "\(names)")
+        #expect(try bus.installed.decrypted(names[0])?.hasPrefix("kept-Sekret\n") == true)
     }}
