@@ -831,7 +831,8 @@ struct SecretServiceTests {
             echo "lookup=$(secret-tool lookup service mail-7 user bob-7)"
             """#)
         #expect(
-            result.outputText == "paths 1 found 1\nlookup=PASSWORD-5\n", "\(result.outputText)\(result.errorText)")
+            result.outputText == "paths 1 found 1\nlookup=PASSWORD-5\n",
+            "\(result.outputText)\(result.errorText)")
         #expect(bus.items().count == 1, "\(bus.items())")
         #expect(try bus.installed.uncommitted().isEmpty)
     }
@@ -874,4 +875,5 @@ struct SecretServiceTests {
         let names = bus.items()
         try #require(names.count == 1, "\(names)")
         #expect(try bus.installed.decrypted(names[0])?.hasPrefix("kept-Sekret\n") == true)
-    }}
+    }
+}

@@ -85,13 +85,16 @@ extension PasswordStore {
     /// it fails because git did not commit (a hook refused, git was stopped), the entries are put back as
     /// they were: changed or removed files get their old bytes, new ones go with the folders they leave
     /// empty. A failure then means that nothing changed, and a retry makes no second copy.
-    package func undoingUncommitted<Result>(_ names: [String], _ change: () throws -> Result) throws -> Result {
+    package func undoingUncommitted<Result>(_ names: [String], _ change: () throws -> Result) throws -> Result
+    {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             var saved: [(path: String, bytes: [UInt8]?, mode: mode_t)] = []
             for name in names {
                 try EntryName.validate(name)
                 var path = entryPath(name)
-                if FileSystem.kind(path) == .symlink, let resolved = FileSystem.realPath(path) { path = resolved }
+                if FileSystem.kind(path) == .symlink, let resolved = FileSystem.realPath(path) {
+                    path = resolved
+                }
                 var info = stat()
                 let isFile = lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
                 saved.append(
