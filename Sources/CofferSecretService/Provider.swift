@@ -9,6 +9,8 @@
     package enum ProviderEvent: Sendable, Equatable {
         /// The name is owned and calls are served: items indexed, entries that did not decrypt.
         case serving(items: Int, unreadable: Int)
+        /// A SIGTERM, SIGINT or SIGHUP came: the call in progress was finished and answered; the provider stops.
+        case stopping(signal: String)
         /// Another provider took the name (`--replace`); the provider stops.
         case replaced
         /// The store changed on disk and the index was read again.
@@ -95,12 +97,15 @@
         var handling = false
         /// Processes started in the background (telling gpg-agent to forget), reaped when they end.
         var children: [pid_t] = []
+        /// The signals that stop the provider between calls (held back from before any thread starts).
+        let stopSignals: StopSignals
 
         /// A provider for `store`, its index read; nothing is served until ``run(replace:)``.
         ///
         /// The bus is connected (and the connection made ready, so that it is not closed while a large
         /// store is read), then the index read: every entry decrypted once.
         package init(store: PasswordStore, onEvent: @escaping (ProviderEvent) -> Void) throws {
+            stopSignals = StopSignals()
             items = ItemStore(store: store)
             self.onEvent = onEvent
             bus = try BusConnection()
@@ -142,11 +147,23 @@
                 .serving(items: collections.values.reduce(0) { $0 + $1.items.count }, unreadable: unreadable))
             let watcher = StoreWatcher(
                 root: items.store.root + "/" + ItemStore.folder, storeRoot: items.store.root)
+            // Calls are handled one at a time: a stop signal is taken between them, so that a write and its
+            // commit are finished and answered before the provider exits.
             while running {
                 guard try bus.processPending(), running else { break }
+                if let signal = stopSignals.received() {
+                    onEvent(
+                        .stopping(
+                            signal: [SIGTERM: "SIGTERM", SIGINT: "SIGINT", SIGHUP: "SIGHUP"][signal]
+                                ?? "signal \(signal)"))
+                    break
+                }
                 let ready = bus.wait(
-                    extra: watcher.descriptor.map { [$0] } ?? [], timeout: children.isEmpty ? 60_000 : 200)
-                if !ready.isEmpty && watcher.drain() { refresh() }
+                    extra: [watcher.descriptor, stopSignals.descriptor].compactMap { $0 },
+                    timeout: children.isEmpty ? 60_000 : 200)
+                if let descriptor = watcher.descriptor, ready.contains(descriptor), watcher.drain() {
+                    refresh()
+                }
                 children = children.filter { waitpid($0, nil, WNOHANG) == 0 }
             }
             bus.flush()

@@ -876,4 +876,39 @@ struct SecretServiceTests {
         try #require(names.count == 1, "\(names)")
         #expect(try bus.installed.decrypted(names[0])?.hasPrefix("kept-Sekret\n") == true)
     }
+
+    @Test("SIGTERM during a write: the call finishes, is committed and answered, then the provider exits 0")
+    func terminateDuringWrite() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            hook="$PASSWORD_STORE_DIR/.git/hooks/pre-commit"
+            printf '#!/bin/sh\ntouch "%s"\nsleep 2\n' "$PWD/committing" > "$hook"
+            chmod +x "$hook"
+            start_provider
+            printf %s 'term-Sekret' | secret-tool store --label='Term' service term-1 &
+            client=$!
+            for i in $(seq 300); do [ -e committing ] && break; sleep 0.05; done
+            kill -TERM "$provider"
+            wait "$client"
+            echo "store=$?"
+            wait "$provider"
+            echo "provider=$?"
+            provider=
+            rm -f "$hook" committing
+            start_provider
+            echo "lookup=$(secret-tool lookup service term-1)"
+            kill -HUP "$provider"
+            wait "$provider"
+            echo "hangup=$?"
+            provider=
+            """#)
+        #expect(
+            result.outputText == "store=0\nprovider=0\nlookup=term-Sekret\nhangup=0\n",
+            "\(result.outputText)\(result.errorText)\(bus.providerText())")
+        #expect(bus.providerText().contains("coffer: SIGTERM received; stopping\n"), "\(bus.providerText())")
+        #expect(bus.providerText().contains("coffer: SIGHUP received; stopping\n"), "\(bus.providerText())")
+        #expect(try bus.installed.uncommitted().isEmpty)
+        #expect(bus.items().count == 1)
+    }
 }
