@@ -495,19 +495,17 @@
             if !alias.isEmpty, let element = aliases[alias], collections[element] != nil {
                 return Self.collectionPath(element)
             }
-            var base = String(
-                label.unicodeScalars.map { scalar -> Character in
-                    scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) ? Character(scalar) : "_"
-                }.filter { $0.isASCII })
-            if base.isEmpty || base.allSatisfy({ $0 == "_" }) { base = alias.isEmpty ? "collection" : alias }
-            if base == "default" { base = "login" }
-            var id = base
+            // The folder's name says nothing of the label (which may tell what the collection is for): the
+            // label is only in the encrypted `.collection` entry. The default collection is `login`.
+            var generator = SystemRandomNumberGenerator()
+            func newID() -> String { String(generator.next() as UInt64, radix: 16) }
+            var id = alias == "default" ? "login" : newID()
             var number = 1
             while collections[Self.pathElement(id)] != nil
                 || items.store.isFolder(ItemStore.folder + "/" + id)
             {
                 number += 1
-                id = base + String(number)
+                id = alias == "default" ? "login" + String(number) : newID()
             }
             let now = ItemStore.now()
             try items.writeCollection(id: id, label: label, created: now)

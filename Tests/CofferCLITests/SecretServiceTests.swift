@@ -419,7 +419,8 @@ struct SecretServiceTests {
         #expect(restored.metadata.label == "Mail für Dave\nsecond line")
         #expect(text.contains("secret-encoding: base64\n"), "\(text)")
         #expect(try bus.installed.uncommitted().isEmpty)
-        #expect(bus.items("Work_" + algorithm).isEmpty)
+        // The collection made and deleted left no folder.
+        #expect(try FileSystem.contents(of: bus.installed.store + "/secret-service") == ["login"])
         let clear = try bus.clearBytes()
         for word in ["dave-", "erin-", "spaced", "Mail f", "org.example.Mail", "work secret", "Relabelled"] {
             #expect(!clear.contains(word), "\(word) is in clear")
@@ -910,5 +911,25 @@ struct SecretServiceTests {
         #expect(bus.providerText().contains("coffer: SIGHUP received; stopping\n"), "\(bus.providerText())")
         #expect(try bus.installed.uncommitted().isEmpty)
         #expect(bus.items().count == 1)
+    }
+
+    @Test("A collection's label is only inside its encrypted .collection entry, not in its folder's name")
+    func collectionLabelNotInClear() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            python3 - <<'PYTHON'
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            project = secretstorage.create_collection(bus, "Project Nightingale")
+            project.create_item("Plan", {"service": "plan-1"}, b"plan-Sekret")
+            print(secretstorage.Collection(bus, project.collection_path).get_label())
+            PYTHON
+            """#)
+        #expect(result.outputText == "Project Nightingale\n", "\(result.outputText)\(result.errorText)")
+        let leaked = try bus.clearBytes().contains("Nightingale")
+        #expect(!leaked, "the collection label is in clear")
+        #expect(try bus.installed.uncommitted().isEmpty)
     }
 }
