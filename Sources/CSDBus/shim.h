@@ -6,4 +6,7 @@
    macros are not used: one fallback handler takes every call under the provider's object paths. */
 #include <systemd/sd-bus.h>
 
+/* The provider reads SIGTERM, SIGINT and SIGHUP from a signalfd. */
+#include <sys/signalfd.h>
+
 #endif

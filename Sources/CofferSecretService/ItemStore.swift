@@ -326,52 +326,64 @@ package struct ItemStore: Sendable {
 
     // MARK: - Writing the store
 
-    /// Writes item `id` of `collection` (atomically, committed when the store is a git work tree).
+    /// Writes item `id` of `collection` (atomically, committed when the store is a git work tree; when the
+    /// commit fails, the entry is put back as it was).
     ///
     /// An entry that exists keeps the lines that are not the provider's (read and written under the
     /// store's lock).
     package func write(collection: String, id: String, secret: SecureBytes, metadata: ItemMetadata) throws {
         let name = Self.entryName(collection: collection, id: id)
-        guard store.contains(name) else {
-            try store.write(
-                name, Self.entryText(secret: secret, metadata: metadata),
-                commitMessage: "Add Secret Service item \(name).")
-            return
-        }
-        try store.update(name, commitMessage: "Update Secret Service item \(name).") { text in
-            Self.entryText(secret: secret, metadata: metadata, keeping: Self.foreignLines(text))
+        try store.undoingUncommitted([name]) {
+            guard store.contains(name) else {
+                try store.write(
+                    name, Self.entryText(secret: secret, metadata: metadata),
+                    commitMessage: "Add Secret Service item \(name).")
+                return
+            }
+            try store.update(name, commitMessage: "Update Secret Service item \(name).") { text in
+                Self.entryText(secret: secret, metadata: metadata, keeping: Self.foreignLines(text))
+            }
         }
     }
 
     /// Changes the metadata of item `id` of `collection`, keeping its secret.
     package func update(collection: String, id: String, metadata: ItemMetadata) throws {
         let name = Self.entryName(collection: collection, id: id)
-        try store.update(name, commitMessage: "Update Secret Service item \(name).") { text in
-            Self.entryText(
-                secret: Self.parse(text, name: id).secret, metadata: metadata,
-                keeping: Self.foreignLines(text))
+        try store.undoingUncommitted([name]) {
+            try store.update(name, commitMessage: "Update Secret Service item \(name).") { text in
+                Self.entryText(
+                    secret: Self.parse(text, name: id).secret, metadata: metadata,
+                    keeping: Self.foreignLines(text))
+            }
         }
     }
 
     /// Removes item `id` of `collection`.
     package func remove(collection: String, id: String) throws {
-        try store.remove(Self.entryName(collection: collection, id: id), recursive: false)
+        let name = Self.entryName(collection: collection, id: id)
+        try store.undoingUncommitted([name]) { try store.remove(name, recursive: false) }
     }
 
     /// Writes a collection's `.collection` entry.
     package func writeCollection(id: String, label: String, created: UInt64) throws {
         let metadata = ItemMetadata(label: label, attributes: [:], created: created)
         let name = Self.entryName(collection: id, id: Self.collectionEntry)
-        try store.write(
-            name, Self.entryText(secret: SecureBytes([]), metadata: metadata),
-            commitMessage: "Add Secret Service collection \(Self.folder)/\(id).")
+        try store.undoingUncommitted([name]) {
+            try store.write(
+                name, Self.entryText(secret: SecureBytes([]), metadata: metadata),
+                commitMessage: "Add Secret Service collection \(Self.folder)/\(id).")
+        }
     }
 
-    /// Removes a collection's folder and everything in it.
-    package func removeCollection(id: String) throws {
-        let folder = Self.folder + "/" + id + "/"
-        guard store.isFolder(folder) else { return }
-        try store.remove(folder, recursive: true)
+    /// Removes a collection: the entries of `items` (the items the provider serves) and its `.collection`
+    /// entry, as one commit. Other entries a person keeps in the folder (in subfolders, or that do not
+    /// decrypt) and its `.gpg-id` stay; the folder goes only when it is left empty.
+    package func removeCollection(id: String, items: [String]) throws {
+        let names = (items + [Self.collectionEntry]).map { Self.entryName(collection: id, id: $0) }
+        try store.undoingUncommitted(names) {
+            try store.remove(
+                entries: names, commitMessage: "Remove Secret Service collection \(Self.folder)/\(id).")
+        }
     }
 }
 

@@ -9,6 +9,8 @@
     package enum ProviderEvent: Sendable, Equatable {
         /// The name is owned and calls are served: items indexed, entries that did not decrypt.
         case serving(items: Int, unreadable: Int)
+        /// A SIGTERM, SIGINT or SIGHUP came: the call in progress was finished and answered; the provider stops.
+        case stopping(signal: String)
         /// Another provider took the name (`--replace`); the provider stops.
         case replaced
         /// The store changed on disk and the index was read again.
@@ -95,12 +97,15 @@
         var handling = false
         /// Processes started in the background (telling gpg-agent to forget), reaped when they end.
         var children: [pid_t] = []
+        /// The signals that stop the provider between calls (held back from before any thread starts).
+        let stopSignals: StopSignals
 
         /// A provider for `store`, its index read; nothing is served until ``run(replace:)``.
         ///
         /// The bus is connected (and the connection made ready, so that it is not closed while a large
         /// store is read), then the index read: every entry decrypted once.
         package init(store: PasswordStore, onEvent: @escaping (ProviderEvent) -> Void) throws {
+            stopSignals = StopSignals()
             items = ItemStore(store: store)
             self.onEvent = onEvent
             bus = try BusConnection()
@@ -142,11 +147,23 @@
                 .serving(items: collections.values.reduce(0) { $0 + $1.items.count }, unreadable: unreadable))
             let watcher = StoreWatcher(
                 root: items.store.root + "/" + ItemStore.folder, storeRoot: items.store.root)
+            // Calls are handled one at a time: a stop signal is taken between them, so that a write and its
+            // commit are finished and answered before the provider exits.
             while running {
                 guard try bus.processPending(), running else { break }
+                if let signal = stopSignals.received() {
+                    onEvent(
+                        .stopping(
+                            signal: [SIGTERM: "SIGTERM", SIGINT: "SIGINT", SIGHUP: "SIGHUP"][signal]
+                                ?? "signal \(signal)"))
+                    break
+                }
                 let ready = bus.wait(
-                    extra: watcher.descriptor.map { [$0] } ?? [], timeout: children.isEmpty ? 60_000 : 200)
-                if !ready.isEmpty && watcher.drain() { refresh() }
+                    extra: [watcher.descriptor, stopSignals.descriptor].compactMap { $0 },
+                    timeout: children.isEmpty ? 60_000 : 200)
+                if let descriptor = watcher.descriptor, ready.contains(descriptor), watcher.drain() {
+                    refresh()
+                }
                 children = children.filter { waitpid($0, nil, WNOHANG) == 0 }
             }
             bus.flush()
@@ -478,19 +495,17 @@
             if !alias.isEmpty, let element = aliases[alias], collections[element] != nil {
                 return Self.collectionPath(element)
             }
-            var base = String(
-                label.unicodeScalars.map { scalar -> Character in
-                    scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) ? Character(scalar) : "_"
-                }.filter { $0.isASCII })
-            if base.isEmpty || base.allSatisfy({ $0 == "_" }) { base = alias.isEmpty ? "collection" : alias }
-            if base == "default" { base = "login" }
-            var id = base
+            // The folder's name says nothing of the label (which may tell what the collection is for): the
+            // label is only in the encrypted `.collection` entry. The default collection is `login`.
+            var generator = SystemRandomNumberGenerator()
+            func newID() -> String { String(generator.next() as UInt64, radix: 16) }
+            var id = alias == "default" ? "login" : newID()
             var number = 1
             while collections[Self.pathElement(id)] != nil
                 || items.store.isFolder(ItemStore.folder + "/" + id)
             {
                 number += 1
-                id = base + String(number)
+                id = alias == "default" ? "login" + String(number) : newID()
             }
             let now = ItemStore.now()
             try items.writeCollection(id: id, label: label, created: now)
@@ -517,7 +532,9 @@
             switch member {
             case "Delete":
                 try Self.expect(arguments, "")
-                try items.removeCollection(id: collection.id)
+                // Deleting a locked collection would lose its items without an unlock (gnome-keyring refuses too).
+                try requireUnlocked(collection)
+                try items.removeCollection(id: collection.id, items: collection.items.values.map(\.id))
                 collections[element] = nil
                 aliases = aliases.filter { $0.value != element }
                 emit(Self.root, Self.serviceInterface, "CollectionDeleted", [.objectPath(path)])
@@ -540,9 +557,6 @@
                 let label = properties[Self.itemInterface + ".Label"]?.stringValue ?? ""
                 let type =
                     properties[Self.itemInterface + ".Type"]?.stringValue ?? attributes["xdg:schema"] ?? ""
-                let replacing =
-                    arguments[2].booleanValue == true
-                    ? collection.items.first { $0.value.metadata.attributes == attributes } : nil
                 let now = ItemStore.now()
                 var metadata = ItemMetadata(
                     label: label, attributes: attributes, contentType: contentType, created: now)
@@ -550,6 +564,11 @@
                 if !type.isEmpty && attributes["xdg:schema"] == nil {
                     metadata.attributes["xdg:schema"] = type
                 }
+                // The item replaced has the attributes this one is stored with: the caller's, and the
+                // `xdg:schema` its Type adds (gnome-keyring keeps the schema among the attributes too).
+                let replacing =
+                    arguments[2].booleanValue == true
+                    ? collection.items.first { $0.value.metadata.attributes == metadata.attributes } : nil
                 let id: String
                 if let replacing {
                     id = replacing.value.id

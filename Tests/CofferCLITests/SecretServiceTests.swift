@@ -419,7 +419,8 @@ struct SecretServiceTests {
         #expect(restored.metadata.label == "Mail für Dave\nsecond line")
         #expect(text.contains("secret-encoding: base64\n"), "\(text)")
         #expect(try bus.installed.uncommitted().isEmpty)
-        #expect(bus.items("Work_" + algorithm).isEmpty)
+        // The collection made and deleted left no folder.
+        #expect(try FileSystem.contents(of: bus.installed.store + "/secret-service") == ["login"])
         let clear = try bus.clearBytes()
         for word in ["dave-", "erin-", "spaced", "Mail f", "org.example.Mail", "work secret", "Relabelled"] {
             #expect(!clear.contains(word), "\(word) is in clear")
@@ -741,5 +742,194 @@ struct SecretServiceTests {
         }
         // The collection lists its item as a child node.
         #expect(lines[4].hasPrefix("node name=\"") && lines[4].count > "node name=\"\"".count, "\(lines[4])")
+    }
+
+    @Test("A locked collection cannot be deleted (IsLocked, as gnome-keyring refuses); unlocked, it can")
+    func lockedCollectionDelete() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            python3 - <<'PYTHON'
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            vault = secretstorage.create_collection(bus, "Vault")
+            vault.create_item("In vault", {"place": "vault-1"}, b"vault-Sekret")
+            vault.lock()
+            try:
+                vault._collection.call("Delete", "")
+                print("deleted while locked")
+            except Exception as error:
+                print("refused", str(error.__cause__ or error).split("]")[0] + "]")
+            print("kept", len(list(secretstorage.search_items(bus, {"place": "vault-1"}))))
+            vault.unlock()
+            vault.delete()
+            print("deleted", len(list(secretstorage.search_items(bus, {"place": "vault-1"}))))
+            PYTHON
+            """#)
+        #expect(
+            result.outputText == "refused [org.freedesktop.Secret.Error.IsLocked]\nkept 1\ndeleted 0\n",
+            "\(result.outputText)\(result.errorText)")
+        #expect(try bus.installed.uncommitted().isEmpty)
+    }
+
+    @Test("Deleting a collection removes the items it serves, never other entries in its folder")
+    func collectionDeleteKeepsOtherEntries() throws {
+        let bus = try SecretServiceSandbox()
+        try bus.installed.insert("secret-service/login/notes/bank", "bank-Sekret\n")
+        let result = try bus.check(
+            #"""
+            start_provider
+            python3 - <<'PYTHON'
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            login = secretstorage.get_default_collection(bus)
+            login.create_item("Web", {"service": "web-1"}, b"web-Sekret")
+            print(sorted(i.get_label() for i in login.get_all_items()))
+            login.delete()
+            work = secretstorage.create_collection(bus, "Work")
+            work.create_item("Plan", {"service": "work-1"}, b"work-Sekret")
+            work.delete()
+            print("gone", len(list(secretstorage.search_items(bus, {"service": "web-1"}))),
+                  len(list(secretstorage.search_items(bus, {"service": "work-1"}))))
+            PYTHON
+            """#)
+        #expect(result.outputText == "['Web']\ngone 0 0\n", "\(result.outputText)\(result.errorText)")
+        // The entry kept by hand under the collection's folder is still there, and committed.
+        #expect(try bus.installed.decrypted("secret-service/login/notes/bank") == "bank-Sekret\n")
+        #expect(bus.items().isEmpty)
+        #expect(!FileSystem.isFile(bus.installed.store + "/secret-service/login/.collection.gpg"))
+        // A folder left empty goes.
+        let left = try FileSystem.contents(of: bus.installed.store + "/secret-service")
+        #expect(left == ["login"], "\(left)")
+        #expect(try bus.installed.uncommitted().isEmpty)
+    }
+
+    @Test("CreateItem with replace and a Type but no xdg:schema replaces the item: one item, the last secret")
+    func replaceWithType() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            python3 - <<'PYTHON'
+            import secretstorage
+            from secretstorage.util import format_secret, open_session
+            bus = secretstorage.dbus_init()
+            login = secretstorage.get_default_collection(bus)
+            session = open_session(bus)
+            prefix = "org.freedesktop.Secret.Item."
+            paths = set()
+            for number in range(1, 6):
+                properties = {prefix + "Label": ("s", "Mail %d" % number),
+                              prefix + "Attributes": ("a{ss}", {"service": "mail-7", "user": "bob-7"}),
+                              prefix + "Type": ("s", "org.example.Mail")}
+                path, prompt = login._collection.call(
+                    "CreateItem", "a{sv}(oayays)b", properties,
+                    format_secret(session, b"PASSWORD-%d" % number, "text/plain"), True)
+                paths.add(path)
+            print("paths", len(paths), "found", len(list(login.search_items({"service": "mail-7", "user": "bob-7"}))))
+            PYTHON
+            echo "lookup=$(secret-tool lookup service mail-7 user bob-7)"
+            """#)
+        #expect(
+            result.outputText == "paths 1 found 1\nlookup=PASSWORD-5\n",
+            "\(result.outputText)\(result.errorText)")
+        #expect(bus.items().count == 1, "\(bus.items())")
+        #expect(try bus.installed.uncommitted().isEmpty)
+    }
+
+    @Test("When the commit fails, CreateItem, SetSecret and Delete fail and leave the store as it was")
+    func failedCommitUndone() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            printf %s 'kept-Sekret' | secret-tool store --label='Kept' service keep-1
+            hook="$PASSWORD_STORE_DIR/.git/hooks/pre-commit"
+            printf '#!/bin/sh\necho "commits are refused here" >&2\nexit 1\n' > "$hook"
+            chmod +x "$hook"
+            for attempt in 1 2 3; do
+                printf %s 'new-Sekret' | secret-tool store --label='New' service new-1 2>/dev/null
+                echo "store=$?"
+            done
+            python3 - <<'PYTHON'
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            item = list(secretstorage.search_items(bus, {"service": "keep-1"}))[0]
+            for name, change in [("set", lambda: item.set_secret(b"changed-Sekret")), ("delete", item.delete)]:
+                try:
+                    change()
+                    print(name, "succeeded")
+                except Exception as error:
+                    print(name, "failed", "commits are refused here" in str(error))
+            PYTHON
+            sleep 0.5
+            echo "new=$(secret-tool search --all service new-1 2>/dev/null | grep -c '^\[')"
+            echo "kept=$(secret-tool lookup service keep-1)"
+            rm -f "$hook"
+            """#)
+        #expect(
+            result.outputText
+                == "store=1\nstore=1\nstore=1\nset failed True\ndelete failed True\nnew=0\nkept=kept-Sekret\n",
+            "\(result.outputText)\(result.errorText)")
+        #expect(try bus.installed.uncommitted().isEmpty)
+        let names = bus.items()
+        try #require(names.count == 1, "\(names)")
+        #expect(try bus.installed.decrypted(names[0])?.hasPrefix("kept-Sekret\n") == true)
+    }
+
+    @Test("SIGTERM during a write: the call finishes, is committed and answered, then the provider exits 0")
+    func terminateDuringWrite() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            hook="$PASSWORD_STORE_DIR/.git/hooks/pre-commit"
+            printf '#!/bin/sh\ntouch "%s"\nsleep 2\n' "$PWD/committing" > "$hook"
+            chmod +x "$hook"
+            start_provider
+            printf %s 'term-Sekret' | secret-tool store --label='Term' service term-1 &
+            client=$!
+            for i in $(seq 300); do [ -e committing ] && break; sleep 0.05; done
+            kill -TERM "$provider"
+            wait "$client"
+            echo "store=$?"
+            wait "$provider"
+            echo "provider=$?"
+            provider=
+            rm -f "$hook" committing
+            start_provider
+            echo "lookup=$(secret-tool lookup service term-1)"
+            kill -HUP "$provider"
+            wait "$provider"
+            echo "hangup=$?"
+            provider=
+            """#)
+        #expect(
+            result.outputText == "store=0\nprovider=0\nlookup=term-Sekret\nhangup=0\n",
+            "\(result.outputText)\(result.errorText)\(bus.providerText())")
+        #expect(bus.providerText().contains("coffer: SIGTERM received; stopping\n"), "\(bus.providerText())")
+        #expect(bus.providerText().contains("coffer: SIGHUP received; stopping\n"), "\(bus.providerText())")
+        #expect(try bus.installed.uncommitted().isEmpty)
+        #expect(bus.items().count == 1)
+    }
+
+    @Test("A collection's label is only inside its encrypted .collection entry, not in its folder's name")
+    func collectionLabelNotInClear() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            start_provider
+            python3 - <<'PYTHON'
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            project = secretstorage.create_collection(bus, "Project Nightingale")
+            project.create_item("Plan", {"service": "plan-1"}, b"plan-Sekret")
+            print(secretstorage.Collection(bus, project.collection_path).get_label())
+            PYTHON
+            """#)
+        #expect(result.outputText == "Project Nightingale\n", "\(result.outputText)\(result.errorText)")
+        let leaked = try bus.clearBytes().contains("Nightingale")
+        #expect(!leaked, "the collection label is in clear")
+        #expect(try bus.installed.uncommitted().isEmpty)
     }
 }

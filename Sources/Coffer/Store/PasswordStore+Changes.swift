@@ -81,6 +81,54 @@ extension PasswordStore {
         }
     }
 
+    /// Runs `change`, which writes or removes the entries `names` and commits, under the store's lock. When
+    /// it fails because git did not commit (a hook refused, git was stopped), the entries are put back as
+    /// they were: changed or removed files get their old bytes, new ones go with the folders they leave
+    /// empty. A failure then means that nothing changed, and a retry makes no second copy.
+    package func undoingUncommitted<Result>(_ names: [String], _ change: () throws -> Result) throws -> Result
+    {
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            var saved: [(path: String, bytes: [UInt8]?, mode: mode_t)] = []
+            for name in names {
+                try EntryName.validate(name)
+                var path = entryPath(name)
+                if FileSystem.kind(path) == .symlink, let resolved = FileSystem.realPath(path) {
+                    path = resolved
+                }
+                var info = stat()
+                let isFile = lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+                saved.append(
+                    (
+                        path, isFile ? try FileSystem.readFile(path) : nil,
+                        isFile ? info.st_mode & 0o7777 : configuration.fileMode
+                    ))
+            }
+            do {
+                return try change()
+            } catch let error as CofferError where error.code == .git {
+                for entry in saved {
+                    let current = FileSystem.isFile(entry.path) ? try? FileSystem.readFile(entry.path) : nil
+                    guard current != entry.bytes else { continue }
+                    if let bytes = entry.bytes {
+                        try FileSystem.makeDirectories(
+                            FileSystem.parent(of: entry.path), mode: configuration.folderMode)
+                        try FileSystem.atomicWrite(entry.path, bytes: bytes, mode: entry.mode)
+                    } else {
+                        try FileSystem.remove(entry.path)
+                        removeEmptyFolders(from: FileSystem.parent(of: entry.path))
+                    }
+                }
+                let made = "; the change is made but not committed"
+                let message =
+                    error.message.hasSuffix(made)
+                    ? String(error.message.dropLast(made.count)) + "; the change is undone"
+                    : error.message + " (the change is undone)"
+                throw CofferError(
+                    error.code, message, paths: error.paths, errno: error.errno, exitStatus: error.exitStatus)
+            }
+        }
+    }
+
     /// Removes a folder depth first in directory order, reporting each item as `rm -rv` does.
     private func removeTree(_ path: String, spelled: String, onEvent: (StoreEvent) -> Void) throws {
         // The walk's paths start with `path` and a slash (none added when `path` ends with one).

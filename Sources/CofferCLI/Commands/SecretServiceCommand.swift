@@ -31,6 +31,8 @@ enum SecretServiceCommand {
                         standardError.line(
                             "\(program): serving \(items) item\(items == 1 ? "" : "s") as \(SecretServiceProvider.busName)"
                                 + (unreadable > 0 ? " (\(unreadable) entries could not be decrypted)" : ""))
+                    case .stopping(let signal):
+                        standardError.line("\(program): \(signal) received; stopping")
                     case .replaced:
                         standardError.line(
                             "\(program): another provider took \(SecretServiceProvider.busName); stopping")
