@@ -11,20 +11,22 @@ mkdir -p "$out"
 # The support files everything that touches the file system needs.
 support="Sources/Coffer/Support/FileSystem.swift Sources/Coffer/Support/FileTree.swift Sources/Coffer/Support/SystemCall.swift Sources/Coffer/Support/Locked.swift \
     Sources/Coffer/Support/SecureBytes.swift Sources/Coffer/Support/CofferError.swift"
+# The in-process crypto (libgcrypt, the agent, packets); it and OneTimePassword (in Entry) need each other.
+crypto="Sources/Coffer/Crypto/Direct/*.swift Sources/Coffer/Crypto/OpenPGPPackets.swift \
+    Sources/Coffer/Crypto/CryptoEngine.swift Sources/Coffer/Crypto/GPGError.swift \
+    Sources/Coffer/Crypto/GPGGroups.swift Sources/Coffer/Crypto/GPGOptions.swift"
 sources_for() {
     case $1 in
         entry | archive)
-            echo Sources/Coffer/Entry/*.swift Sources/Coffer/Support/CofferError.swift ;;
+            # OneTimePassword (in Entry) makes its codes with libgcrypt and keeps secrets in SecureBytes.
+            echo Sources/Coffer/Entry/*.swift $crypto $support ;;
         gpgid)
             echo Sources/Coffer/Store/GPGIDFile.swift Sources/Coffer/Crypto/GPGGroups.swift \
                 Sources/Coffer/Crypto/GPGOptions.swift $support ;;
         arguments)
             echo Sources/CofferCLI/Support/OptionParser.swift ;;
         packets | agent)
-            echo Sources/Coffer/Crypto/Direct/*.swift Sources/Coffer/Crypto/OpenPGPPackets.swift Sources/Coffer/Crypto/CryptoEngine.swift \
-                Sources/Coffer/Crypto/GPGError.swift \
-                Sources/Coffer/Crypto/GPGGroups.swift Sources/Coffer/Crypto/GPGOptions.swift \
-                $support ;;
+            echo Sources/Coffer/Entry/*.swift $crypto $support ;;
     esac
 }
 harness_for() {
