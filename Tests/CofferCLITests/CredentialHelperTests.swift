@@ -194,5 +194,48 @@ struct CredentialHelperTests {
         // The same entry, readable as any entry.
         let path = "docker-credential-helpers/aHR0cHM6Ly9pbmRleC5kb2NrZXIuaW8vdjEv/alice"
         #expect(try installed.check(["show", path]).outputText == "s3cr3t/+=")
+        // An entry edited by hand ends with a newline, which is no part of the token.
+        try installed.insert(path, "s3cr3t/+=\n")
+        #expect(try run(pass, "get", hub + "\n").outputText.contains(#""Secret":"s3cr3t/+=""#))
+        #expect(
+            try run(coffer, "get", hub + "\n").outputText
+                == #"{"Secret":"s3cr3t/+=","ServerURL":"\#(hub)","Username":"alice"}"#)
+    }
+
+    @Test("git-credential keeps protocols apart, never names an entry after a password, and compares bytes")
+    func gitCredentialEdges() throws {
+        let installed = try InstalledAsPass(git: true)
+        @discardableResult
+        func credential(_ action: String, _ lines: [String]) throws -> ChildProcess.Output {
+            try installed.run(["git-credential", action], input: lines.joined(separator: "\n") + "\n\n")
+        }
+        let https = ["protocol=https", "host=example.org", "username=alice"]
+        let http = ["protocol=http", "host=example.org", "username=alice"]
+        try credential("store", https + ["password=secure"])
+        // An http store or erase leaves the https entry alone; get of http finds nothing.
+        try credential("store", http + ["password=plain"])
+        try credential("erase", http + ["password=secure"])
+        #expect(
+            try installed.check(["show", "git-credentials/example.org/alice"]).outputText.hasPrefix(
+                "secure\n"))
+        #expect(try credential("get", http).outputText.isEmpty)
+        #expect(try credential("get", https).outputText.contains("password=secure"))
+        // A URL with user:password@ gives the password as the password, never in a name or commit message.
+        try credential("store", ["url=https://bob:pa%40ss@example.net/repo"])
+        #expect(
+            try installed.check(["show", "git-credentials/example.net/repo/bob"]).outputText.hasPrefix(
+                "pa@ss\n"))
+        #expect(!(try installed.git(["log", "--format=%s"]).contains("pa@ss")))
+        #expect(!(try installed.git(["log", "--format=%s"]).contains("pa%40ss")))
+        // Canonically equivalent but different bytes: a new password, stored; an erase with the other one
+        // removes nothing.
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        try credential("store", https + ["password=" + composed])
+        try credential("store", https + ["password=" + decomposed])
+        let stored = try installed.check(["show", "git-credentials/example.org/alice"]).standardOutput
+        #expect(stored.starts(with: Array((decomposed + "\n").utf8)))
+        try credential("erase", https + ["password=" + composed])
+        #expect(try installed.run(["show", "git-credentials/example.org/alice"]).status == 0)
     }
 }

@@ -57,8 +57,12 @@ package struct DockerCredentials: Sendable {
     package func get(_ serverURL: String) throws -> Credential? {
         let folder = Self.folderName(serverURL)
         guard let username = try usernames(in: folder).first else { return nil }
-        return Credential(
-            serverURL: serverURL, username: username, secret: try store.read(folder + "/" + username))
+        // An entry made or edited by hand ends with a newline that is no part of the token (as
+        // docker-credential-pass reads it).
+        var secret = try store.read(folder + "/" + username).withUnsafeBytes { Array($0) }
+        defer { wipeMemory(&secret, count: secret.count) }
+        if secret.last == UInt8(ascii: "\n") { secret.removeLast() }
+        return Credential(serverURL: serverURL, username: username, secret: SecureBytes(secret))
     }
 
     /// Removes a registry's credential; `false` when there was none.

@@ -36,7 +36,15 @@ package struct GitCredentials: Sendable {
                 let slash = rest.firstIndex(of: "/") ?? rest.endIndex
                 var host = String(rest[..<slash])
                 if let at = host.lastIndex(of: "@") {
-                    if attributes["username"] == nil { attributes["username"] = String(host[..<at]) }
+                    // `user:password@host`: the password is never part of a name.
+                    let userinfo = host[..<at]
+                    let colon = userinfo.firstIndex(of: ":")
+                    let user = URIText.decode(String(userinfo[..<(colon ?? userinfo.endIndex)]))
+                    if attributes["username"] == nil { attributes["username"] = user }
+                    if let colon, attributes["password"] == nil {
+                        attributes["password"] = URIText.decode(
+                            String(userinfo[userinfo.index(after: colon)...]))
+                    }
                     host = String(host[host.index(after: at)...])
                 }
                 attributes["host"] = host
@@ -69,12 +77,7 @@ package struct GitCredentials: Sendable {
         guard let username = candidates.first else { return nil }
         let secret = Secret(parsing: try store.read(folder + "/" + username).withUnsafeBytes { Array($0) })
         // An entry made for another protocol (http against https) is not given out.
-        if let url = secret.field("url"), let wanted = request["protocol"],
-            let scheme = url.firstRange(of: "://"),
-            url[..<scheme.lowerBound].lowercased() != wanted.lowercased()
-        {
-            return nil
-        }
+        if Self.isForAnotherProtocol(secret, request) { return nil }
         return (secret.field("login") ?? username, SecureBytes(secret.passwordBytes))
     }
 
@@ -91,7 +94,9 @@ package struct GitCredentials: Sendable {
         var secret = Secret(parsing: [])
         if store.contains(name) {
             secret = Secret(parsing: try store.read(name).withUnsafeBytes { Array($0) })
-            if secret.password == password && secret.field("login") == username
+            // The entry of another protocol (https, when git stores for http) is kept: nothing is written.
+            if Self.isForAnotherProtocol(secret, request) { return false }
+            if Self.sameBytes(secret.password, password) && secret.field("login") == username
                 && secret.field("url") == url(request)
             {
                 return false
@@ -117,7 +122,9 @@ package struct GitCredentials: Sendable {
         let name = folder + "/" + username
         guard store.contains(name) else { return false }
         let secret = Secret(parsing: try store.read(name).withUnsafeBytes { Array($0) })
-        guard secret.password == password else { return false }
+        guard !Self.isForAnotherProtocol(secret, request), Self.sameBytes(secret.password, password) else {
+            return false
+        }
         try store.remove(name, recursive: false)
         return true
     }
@@ -134,6 +141,20 @@ package struct GitCredentials: Sendable {
         }
         try EntryName.validate(name)
         return name
+    }
+
+    /// Whether the entry's `url:` names another protocol than the request (http against https).
+    private static func isForAnotherProtocol(_ secret: Secret, _ request: Request) -> Bool {
+        guard let url = secret.field("url"), let wanted = request["protocol"],
+            let scheme = url.firstRange(of: "://")
+        else { return false }
+        return url[..<scheme.lowerBound].lowercased() != wanted.lowercased()
+    }
+
+    /// Whether two passwords are the same bytes (Swift's `==` takes canonically equivalent texts as
+    /// equal, which two passwords are not).
+    private static func sameBytes(_ one: String?, _ other: String) -> Bool {
+        one.map { $0.utf8.elementsEqual(other.utf8) } ?? false
     }
 
     /// `PROTOCOL://HOST[/PATH]`, for the entry's `url:` field.
