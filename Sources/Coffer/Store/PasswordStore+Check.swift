@@ -44,7 +44,7 @@ extension PasswordStore {
     ///
     /// Entries are decrypted on several threads (on every core); findings come in the order of a walk of
     /// the store. With `fix`, mis-encrypted entries are re-encrypted (one at a time, like
-    /// ``reencrypt(_:onEvent:)``), permissions tightened and stray files removed.
+    /// ``reencrypt(_:onEvent:skipping:)``), permissions tightened and stray files removed.
     public func check(fix: Bool = false) throws -> [StoreFinding] {
         // Repairs are changes: they wait for other writers and are committed as one.
         guard fix else { return try examineStore(fix: false) }
