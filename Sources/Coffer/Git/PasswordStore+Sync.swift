@@ -148,8 +148,19 @@ extension PasswordStore {
             let after = try repository.run(["rev-parse", "HEAD"]).outputText
             if before != after {
                 try describeChanges(repository, from: before, to: after, report: &report)
-                // Recipients' public keys that arrived with the remote's commits.
-                report.importedKeys = (try? importKeptPublicKeys()) ?? []
+                // Recipients' public keys that arrived with the remote's commits: the key files that
+                // changed, or every kept key when a `.gpg-id` changed (it may name one kept before).
+                let changed = try repository.run(["diff", "--name-only", "-z", before, after, "--"])
+                    .standardOutput
+                    .split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+                let prefix = Self.publicKeysFolder + "/"
+                let keyFiles = Set(
+                    changed.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) })
+                let recipientsChanged = changed.contains { $0 == ".gpg-id" || $0.hasSuffix("/.gpg-id") }
+                if recipientsChanged || !keyFiles.isEmpty {
+                    report.importedKeys =
+                        (try? importKeptPublicKeys(onlyChanged: recipientsChanged ? nil : keyFiles)) ?? []
+                }
             }
             return report
         }

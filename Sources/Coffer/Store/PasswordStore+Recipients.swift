@@ -172,7 +172,11 @@ extension PasswordStore {
     /// (user id)`. A key file is taken only for the key it is named after: one that holds another key, or
     /// more, is refused.
     @discardableResult
-    package func importKeptPublicKeys(_ keys: GPGMEEngine? = nil, wanted: String? = nil) throws -> [String] {
+    /// With `onlyChanged`, a key the keyring has already is imported again only when its file is in
+    /// the set (its file changed).
+    package func importKeptPublicKeys(
+        _ keys: GPGMEEngine? = nil, wanted: String? = nil, onlyChanged: Set<String>? = nil
+    ) throws -> [String] {
         guard let keys = keys ?? engine as? GPGMEEngine else { return [] }
         let folder = root + "/" + Self.publicKeysFolder
         guard FileSystem.isDirectory(folder) else { return [] }
@@ -181,6 +185,7 @@ extension PasswordStore {
         for name in try FileSystem.contents(of: folder) where Self.isFullFingerprint(name) {
             guard named.contains(where: { Self.names($0, fingerprint: name) }) else { continue }
             let known = try !keys.keys(matching: [name], secretOnly: false).isEmpty
+            if known, let onlyChanged, !onlyChanged.contains(name) { continue }
             guard let bytes = try? FileSystem.readFile(folder + "/" + name),
                 (try? keys.fingerprints(inKeyData: bytes)) == [name]
             else { continue }
