@@ -37,8 +37,24 @@ public struct GPGMEEngine: CryptoEngine {
     // MARK: - CryptoEngine
 
     /// Encrypts to `recipients` as `gpg -e -r ... --compress-algo=none --no-encrypt-to` would.
+    ///
+    /// gpg makes the message, unless its last message to the same recipients left a plan that still
+    /// holds (see ``GPGOptions/directDecryption``, which covers this too): then the message goes to the
+    /// same subkeys with the same cipher, encrypted in the process, and no gpg starts.
     public func encrypt(_ plaintext: SecureBytes, to recipients: [String]) throws -> [UInt8] {
-        try encryptReportingChoice(plaintext, to: recipients).message
+        let planned = options.directDecryption && !options.armor && !recipients.isEmpty
+        if planned, let message = EncryptionPlans.encrypt(plaintext, to: recipients, options: options) {
+            return message
+        }
+        let before =
+            planned
+            ? GPGOptions.gnupgHome(options.homeDirectory).map { EncryptionPlans.stamps(home: $0.path) } : nil
+        let (message, choice) = try encryptReportingChoice(plaintext, to: recipients)
+        if let before {
+            EncryptionPlans.remember(
+                message, choice: choice, recipients: recipients, engine: self, before: before)
+        }
+        return message
     }
 
     /// Encrypts as ``encrypt(_:to:)`` and returns what gpg said it chose for the message (its

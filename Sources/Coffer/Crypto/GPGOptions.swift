@@ -19,8 +19,9 @@ public struct GPGOptions: Sendable, Equatable {
     /// Options that GPGME cannot express and that are therefore not applied.
     public var ignored: [String]
     /// Whether a message that gpg-agent can open is decrypted in this process (see ``GPGMEEngine``)
-    /// rather than by a gpg process, and bulk encryption after gpg's first message is done here too.
-    /// A store's configuration turns both off for `COFFER_DIRECT_DECRYPT=0`.
+    /// rather than by a gpg process, and encryption after gpg's first message to the same recipients
+    /// (within a re-encryption, or remembered between processes) is done here too. A store's
+    /// configuration turns all of it off for `COFFER_DIRECT_DECRYPT=0`.
     public var directDecryption = true
 
     /// Options with everything at gpg's defaults.

@@ -76,42 +76,4 @@ extension GitRepository {
                 ? String(decoding: record.dropFirst(3), as: UTF8.self) : nil
         }
     }
-
-    /// Whether `pass.signcommits` asks for signed commits; what git said is kept for a few seconds, so
-    /// that a run of writes asks once, and a long-running program sees a change soon.
-    var signsCommits: Bool {
-        let now = ChildProcess.monotonicSeconds()
-        if let known = Self.signing.withLock({ $0[directory] }), now - known.readAt < 5 { return known.value }
-        let value =
-            mayAskForSignedCommits
-            ? (try? run(["config", "--bool", "--get", "pass.signcommits"]))?.outputText == "true" : false
-        Self.signing.withLock { $0[directory] = (value, now) }
-        return value
-    }
-
-    private static let signing = Locked<[String: (value: Bool, readAt: Double)]>([:])
-
-    /// Whether git's configuration could set `pass.signcommits`: `false` only when none of the files git
-    /// reads (the repository's, the user's, the system's) mentions it or includes another file, and no
-    /// `GIT_*` variable changes which files those are. Saves a git process on every commit.
-    private var mayAskForSignedCommits: Bool {
-        let environment = baseEnvironment ?? StoreConfiguration.processEnvironment()
-        if environment.keys.contains(where: { $0.hasPrefix("GIT_CONFIG") }) { return true }
-        guard let gitDirectory = gitDirectory(), FileSystem.isDirectory(gitDirectory),
-            FileSystem.kind(gitDirectory + "/commondir") == .missing
-        else { return true }
-        let home = environment["HOME"] ?? ""
-        let xdg = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
-        let files = [
-            gitDirectory + "/config", gitDirectory + "/config.worktree", "/etc/gitconfig",
-            xdg + "/git/config",
-            home + "/.gitconfig",
-        ]
-        return files.contains { file in
-            guard FileSystem.kind(file) != .missing else { return false }
-            guard let bytes = try? FileSystem.readFile(file) else { return true }
-            let text = String(decoding: bytes, as: UTF8.self).lowercased()
-            return text.contains("signcommits") || text.contains("include")
-        }
-    }
 }

@@ -126,8 +126,9 @@ package struct GitRepository: Sendable {
     ///
     /// Only `paths` are committed (`git commit -- PATHS`): what someone else staged stays staged, and a
     /// commit that fails leaves nothing staged for the next one to take along. Two git processes for a
-    /// change that adds or changes files (`add`, `commit`), a third reads `pass.signcommits` once in a
-    /// while; waits, first, while another git works in the repository (a person's `git commit` with its
+    /// change that adds or changes files (`add`, `commit`; git's own automatic maintenance only when it has
+    /// something to do, see ``maintenanceOptions``), a third reads `pass.signcommits` once in a while;
+    /// waits, first, while another git works in the repository (a person's `git commit` with its
     /// editor open).
     package func commit(paths: [String], message: String, output: Output = .quiet) throws {
         try waitForOtherGit()
@@ -161,7 +162,8 @@ package struct GitRepository: Sendable {
         }
         guard !committed.isEmpty else { return }
         let result = try runUnchecked(
-            ["commit"] + (signsCommits ? ["-S"] : []) + ["-m", message, "--"] + committed)
+            maintenanceOptions + ["commit"] + (signsCommits ? ["-S"] : []) + ["-m", message, "--"] + committed
+        )
         if result.status == 0 {
             // Attached, git's summary is shown, as under pass.
             if output == .inherit { Self.forward(result) }

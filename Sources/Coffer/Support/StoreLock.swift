@@ -72,8 +72,16 @@ enum StoreLock {
         }
     }
 
-    /// The lock file for `root`: the folder is created 0700 and must belong to this user.
+    /// The lock file for `root`, in ``privateFolder()``.
     static func lockPath(for root: String) throws -> String {
+        let canonical = FileSystem.realPath(root) ?? root
+        return try privateFolder() + "/" + String(fnv1a(canonical), radix: 16) + ".lock"
+    }
+
+    /// The user's private runtime folder, `/dev/shm/coffer-UID` (else in `$TMPDIR`): created 0700, and
+    /// used only when it is a folder of this user that no one else may enter. Locks and remembered
+    /// encryption choices live there; nothing secret does.
+    static func privateFolder() throws -> String {
         let base = FileSystem.isDirectory("/dev/shm") ? "/dev/shm" : (environmentValue("TMPDIR") ?? "/tmp")
         let folder = base + "/coffer-\(getuid())"
         if mkdir(folder, 0o700) != 0 && errno != EEXIST { throw FileSystem.error("cannot create", folder) }
@@ -84,8 +92,7 @@ enum StoreLock {
             throw CofferError(
                 .io, "\(folder) is not a private folder of this user; refusing to use it for locks")
         }
-        let canonical = FileSystem.realPath(root) ?? root
-        return folder + "/" + String(fnv1a(canonical), radix: 16) + ".lock"
+        return folder
     }
 
     private static func fnv1a(_ text: String) -> UInt64 {

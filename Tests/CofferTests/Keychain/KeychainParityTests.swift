@@ -226,9 +226,15 @@ extension PasswordStoreTests {
 
     @Test @MainActor func asyncVariantsRunOffTheCallersThread() async throws {
         let keychain = try self.keychain
-        let caller = pthread_self()
-        let worker = try await Parallel.offload { pthread_self() }
-        #expect(pthread_equal(caller, worker) == 0)
+        // A thread-specific mark set on the caller's thread: a pthread_t alone is an address that a
+        // thread started after another ended may reuse, which made this check fail once under load.
+        var key = pthread_key_t()
+        #expect(pthread_key_create(&key, nil) == 0)
+        defer { pthread_key_delete(key) }
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
+        let markKey = key
+        let workerSeesMark = try await Parallel.offload { pthread_getspecific(markKey) != nil }
+        #expect(!workerSeesMark)
         try await keychain.set("pw", account: "alice")
         try await keychain.set("pw2", account: "bob", label: "Bob", comment: nil)
         try await keychain.set(Data([1, 2]), account: "blob")

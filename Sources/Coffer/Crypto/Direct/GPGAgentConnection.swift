@@ -163,8 +163,8 @@ final class GPGAgentConnection {
         while index < text.count {
             var byte = text[index]
             if byte == UInt8(ascii: "%") {
-                guard index + 2 < text.count, let high = hexValue(text[index + 1]),
-                    let low = hexValue(text[index + 2])
+                guard index + 2 < text.count, let high = Hex.value(text[index + 1]),
+                    let low = Hex.value(text[index + 2])
                 else { return false }
                 byte = high << 4 | low
                 index += 2
@@ -173,15 +173,6 @@ final class GPGAgentConnection {
             index += 1
         }
         return true
-    }
-
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
-        default: return nil
-        }
     }
 
     /// Drops the first `length` pending bytes (wiping what moves).

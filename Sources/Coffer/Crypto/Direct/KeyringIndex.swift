@@ -165,6 +165,29 @@ enum Hex {
         }
         return String(decoding: text, as: UTF8.self)
     }
+
+    /// The value of one hex digit, upper or lower case, or `nil` for another character.
+    static func value(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
+        default: return nil
+        }
+    }
+
+    /// The bytes of hex text (two digits a byte), or `nil` for anything else.
+    static func bytes(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var result: [UInt8] = []
+        result.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            result.append(high << 4 | low)
+        }
+        return result
+    }
 }
 
 /// The encryption-capable public keys of the user's keyring, by key id, read once per process and
