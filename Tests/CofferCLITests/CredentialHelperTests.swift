@@ -237,5 +237,20 @@ struct CredentialHelperTests {
         #expect(stored.starts(with: Array((decomposed + "\n").utf8)))
         try credential("erase", https + ["password=" + composed])
         #expect(try installed.run(["show", "git-credentials/example.org/alice"]).status == 0)
+        // A credential that cannot be an entry fails, with one line that names neither it nor its
+        // password, and nothing is written.
+        let before = try installed.git(["log", "--format=%H"])
+        for lines in [
+            ["protocol=https", "host=example.org", "username=corp/bob", "password=hidden1"],
+            ["protocol=https", "host=..", "username=bob", "password=hidden2"],
+            ["protocol=https", "host=example.org", "username=bob", "password=hidden3\rmore"],
+        ] {
+            let refused = try credential("store", lines)
+            #expect(refused.status != 0, "\(lines)")
+            #expect(refused.errorText.split(separator: "\n").count == 1, "\(refused.errorText)")
+            #expect(!refused.errorText.contains("hidden") && !refused.errorText.contains("corp/bob"))
+        }
+        #expect(try installed.git(["log", "--format=%H"]) == before)
+        #expect(try installed.run(["show", "git-credentials/example.org/corp"]).status != 0)
     }
 }

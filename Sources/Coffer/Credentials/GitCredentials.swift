@@ -84,12 +84,33 @@ package struct GitCredentials: Sendable {
     /// What `store` does: saves the credential git has just used, unless the entry already holds it (git
     /// stores after every successful use, which must not make a commit each time). Returns whether it
     /// wrote.
+    ///
+    /// - Throws: ``CofferError`` when git sent a credential that cannot be kept as an entry (a host,
+    ///   path part or username that cannot be one part of a name, a password with a line break), so
+    ///   that the helper fails rather than seem to have kept it.
     @discardableResult
     package func store(_ request: Request) throws -> Bool {
-        guard let folder = try folderName(request), let username = request["username"],
-            let password = request.attributes["password"], !password.isEmpty,
-            EntryName.isPlainPart(username), !password.contains("\n")
+        // git stores what it has just used; without a host, username and password there is nothing.
+        guard request["host"] != nil, let username = request["username"],
+            let password = request.attributes["password"], !password.isEmpty
         else { return false }
+        guard let folder = try folderName(request) else {
+            throw CofferError(
+                .invalidName,
+                "cannot keep this credential: its host or path has a part that cannot be part of an entry name"
+            )
+        }
+        guard EntryName.isPlainPart(username) else {
+            throw CofferError(
+                .invalidName,
+                "cannot keep this credential: its username cannot be part of an entry name "
+                    + "(it has a '/' or a control character, or is '.' or '..')")
+        }
+        guard !password.contains("\n") && !password.contains("\r") else {
+            throw CofferError(
+                .invalidName,
+                "cannot keep this credential: its password has a line break (line 1 of an entry)")
+        }
         let name = folder + "/" + username
         var secret = Secret(parsing: [])
         if store.contains(name) {
