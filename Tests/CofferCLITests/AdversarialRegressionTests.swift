@@ -2,12 +2,6 @@ import Coffer
 import CofferTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// What an adversarial review of sync and the commands found (secrets reaching removed or unsigned
 /// recipients, lost data, stuck stores), each reproduced with coffer installed as `pass`.
 @Suite("Adversarial review: recipients, kills and concurrent changes")

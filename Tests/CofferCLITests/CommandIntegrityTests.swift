@@ -2,12 +2,6 @@ import Coffer
 import CofferTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Every command does what it says: a change in a git store is committed or the command fails, nothing
 /// acts on an entry it was not named for, and the exit status tells the truth. coffer runs installed as
 /// `pass`, by absolute path, with a short `PATH`.

@@ -1,12 +1,6 @@
 import Coffer
 import CofferTestSupport
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// coffer as many people run it: installed only as `pass` (a link in a folder of its own), called by
 /// its absolute path, with `PATH` holding nothing but the system's packages (`/usr/bin:/bin`), so a
 /// step that starts coffer again by name would find Debian's pass, or nothing.
@@ -53,12 +47,8 @@ struct InstalledAsPass {
     func check(_ arguments: [String], input: String = "", environment extra: [String: String] = [:]) throws
         -> ChildProcess.Output
     {
-        let output = try run(arguments, input: input, environment: extra)
-        guard output.status == 0 else {
-            throw SandboxError(
-                "pass \(arguments.joined(separator: " ")) exited \(output.status): \(output.errorText)")
-        }
-        return output
+        try run(arguments, input: input, environment: extra).exitedZero(
+            "pass \(arguments.joined(separator: " "))")
     }
 
     /// Stores `text` as entry `name` (`insert -m -f`).

@@ -11,10 +11,7 @@ struct AuditTests {
     let store: PasswordStore
 
     init() throws {
-        sandbox = try GPGSandbox()
-        store = sandbox.store()
-        try store.initialize(recipients: [sandbox.keys[0].email])
-        try sandbox.commitEverything(in: store.root, message: "Add current contents of password store.")
+        (sandbox, store) = try GPGSandbox.withStore(committing: "Add current contents of password store.")
     }
 
     /// The store, committing with faked dates.
