@@ -21,8 +21,7 @@ struct ExtensionRunnerTests {
 
     /// coffer with the entry `bank` and the store extension `name.bash`.
     private func bankWithExtension(_ name: String, _ body: String) throws -> InstalledAsPass {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("bank", "bank-pw\n")
+        let coffer = try InstalledAsPass(entries: ["bank": "bank-pw\n"])
         try storeExtension(coffer, name, body)
         return coffer
     }
@@ -204,9 +203,7 @@ struct ExtensionRunnerTests {
 
     @Test("reencrypt_path re-encrypts every entry it can and names the one it cannot, as pass goes on")
     func reencryptBestEffort() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("team/a", "a\n")
-        try coffer.insert("team/c", "c\n")
+        let coffer = try InstalledAsPass(entries: ["team/a": "a\n", "team/c": "c\n"])
         let lost = coffer.sandbox.keys[2].fingerprint
         try coffer.sandbox.check([
             "gpg", "--batch", "--yes", "-r", lost, "-o", coffer.store + "/team/b.gpg", "-e", "/dev/null",
@@ -263,8 +260,7 @@ struct ExtensionRunnerTests {
 
     @Test("clip and qrcode take their text on a pipe: it is in no process's arguments")
     func clipTextIsNoArgument() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("bank", "MARK-secret-line\n")
+        let coffer = try InstalledAsPass(entries: ["bank": "MARK-secret-line\n"])
         let log = coffer.sandbox.directory + "/argv.log"
         // Every program the prelude can start, wrapped to log its arguments.
         let path = try coffer.sandbox.loggingWrappers(for: ["bash", "gpg", "qrencode", "xclip"], log: log)

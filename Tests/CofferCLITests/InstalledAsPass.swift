@@ -9,8 +9,9 @@ struct InstalledAsPass {
     /// The `pass` link to the coffer under test.
     let program: String
 
-    /// A sandbox with a store for the first test key; a git store unless `git` is false.
-    init(git: Bool = true) throws {
+    /// A sandbox with a store for the first test key, holding `entries` (inserted in order, name and text); a
+    /// git store unless `git` is false.
+    init(git: Bool = true, entries: KeyValuePairs<String, String> = [:]) throws {
         sandbox = try GPGSandbox()
         let bin = sandbox.directory + "/installed"
         mkdir(bin, 0o755)
@@ -20,6 +21,7 @@ struct InstalledAsPass {
         }
         try check(["init", sandbox.keys[0].fingerprint])
         if git { try check(["git", "init"]) }
+        for (name, text) in entries { try insert(name, text) }
     }
 
     /// The store's folder.

@@ -120,13 +120,23 @@ struct SecretServiceSandbox {
         return (bus, try bus.checkPython(python))
     }
 
-    /// Starts the provider and runs `python`, a secretstorage script that finds `bus` connected, and throws
-    /// unless it exits 0.
+    /// Starts the provider and runs `python`, a secretstorage script that finds `bus` connected and
+    /// `collection_with_item(label, item_label, attributes, secret)` (which makes a collection holding one
+    /// item and returns it) defined, and throws unless it exits 0.
     @discardableResult
     func checkPython(_ python: String) throws -> ProcessResult {
         try check(
-            "start_provider\npython3 - <<'PYTHON'\nimport secretstorage\nbus = secretstorage.dbus_init()\n"
-                + python + "\nPYTHON")
+            #"""
+            start_provider
+            python3 - <<'PYTHON'
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            def collection_with_item(label, item_label, attributes, secret):
+                collection = secretstorage.create_collection(bus, label)
+                collection.create_item(item_label, attributes, secret)
+                return collection
+
+            """# + python + "\nPYTHON")
     }
 
     /// What the provider printed.
@@ -746,8 +756,7 @@ struct SecretServiceTests {
     func lockedCollectionDelete() throws {
         let (bus, result) = try SecretServiceSandbox.startedPython(
             #"""
-            vault = secretstorage.create_collection(bus, "Vault")
-            vault.create_item("In vault", {"place": "vault-1"}, b"vault-Sekret")
+            vault = collection_with_item("Vault", "In vault", {"place": "vault-1"}, b"vault-Sekret")
             vault.lock()
             try:
                 vault._collection.call("Delete", "")
@@ -775,8 +784,7 @@ struct SecretServiceTests {
             login.create_item("Web", {"service": "web-1"}, b"web-Sekret")
             print(sorted(i.get_label() for i in login.get_all_items()))
             login.delete()
-            work = secretstorage.create_collection(bus, "Work")
-            work.create_item("Plan", {"service": "work-1"}, b"work-Sekret")
+            work = collection_with_item("Work", "Plan", {"service": "work-1"}, b"work-Sekret")
             work.delete()
             print("gone", len(list(secretstorage.search_items(bus, {"service": "web-1"}))),
                   len(list(secretstorage.search_items(bus, {"service": "work-1"}))))
@@ -900,8 +908,7 @@ struct SecretServiceTests {
     func collectionLabelNotInClear() throws {
         let (bus, result) = try SecretServiceSandbox.startedPython(
             #"""
-            project = secretstorage.create_collection(bus, "Project Nightingale")
-            project.create_item("Plan", {"service": "plan-1"}, b"plan-Sekret")
+            project = collection_with_item("Project Nightingale", "Plan", {"service": "plan-1"}, b"plan-Sekret")
             print(secretstorage.Collection(bus, project.collection_path).get_label())
             """#)
         #expect(result.outputText == "Project Nightingale\n", "\(result.outputText)\(result.errorText)")
