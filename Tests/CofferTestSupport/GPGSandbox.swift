@@ -71,7 +71,7 @@ package final class GPGSandbox: @unchecked Sendable {
 
     /// A new sandbox and its store, initialized for the first test key (and, with a commit message, made a
     /// git repository with everything committed): where most store tests start.
-    package static func withStore(committing message: String? = nil) throws -> (GPGSandbox, PasswordStore) {
+    package static func withStore(committing message: String? = nil) throws -> SandboxAndStore {
         let sandbox = try GPGSandbox()
         let store = sandbox.store()
         try store.initialize(recipients: [sandbox.keys[0].email])

@@ -4,12 +4,11 @@ import Testing
 @testable import Coffer
 
 @Suite("PasswordStore with real gpg")
-struct PasswordStoreTests {
-    let sandbox: GPGSandbox
-    let store: PasswordStore
+struct PasswordStoreTests: StoreSuite {
+    let fixture: SandboxAndStore
 
     init() throws {
-        (sandbox, store) = try GPGSandbox.withStore()
+        fixture = try GPGSandbox.withStore()
     }
 
     func keyIDs(_ name: String) throws -> Set<String> {
