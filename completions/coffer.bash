@@ -35,6 +35,23 @@ _coffer_unquote() {
     printf -v "$2" '%s' "$_coffer_result"
 }
 
+# Prints the names below the store folder $1 that start with $2 and are not hidden, one a line: folders
+# with a trailing /, and (when $3 is "entries") entries without their .gpg.
+_coffer_visible_names() {
+    local root=$1 path name
+    local -a paths
+    mapfile -t paths < <(compgen -f -- "$root$2")
+    for path in "${paths[@]}"; do
+        name=${path#"$root"}
+        [[ ${name##*/} == .* ]] && continue
+        if [[ -d $path ]]; then
+            printf '%s\n' "$name/"
+        elif [[ $3 == entries && $path == *.gpg && -f $path ]]; then
+            printf '%s\n' "${name%.gpg}"
+        fi
+    done
+}
+
 # Adds the store's entries and folders (or only its folders) that start with the current word.
 #   $1: "entries" or "folders"
 #   $2: 1 to follow a single matching folder down while it holds exactly one visible item
@@ -45,32 +62,12 @@ _coffer_complete_entries() {
     local word
     _coffer_unquote "$cur" word
 
-    local path name
-    local -a paths found=() children
-    mapfile -t paths < <(compgen -f -- "$root$word")
-    for path in "${paths[@]}"; do
-        name=${path#"$root"}
-        [[ ${name##*/} == .* ]] && continue
-        if [[ -d $path ]]; then
-            found+=("$name/")
-        elif [[ $kind == entries && $path == *.gpg && -f $path ]]; then
-            found+=("${name%.gpg}")
-        fi
-    done
+    local -a found children
+    mapfile -t found < <(_coffer_visible_names "$root" "$word" "$kind")
 
     if ((expand == 1 && ${#found[@]} == 1)); then
         while [[ ${found[0]} == */ ]]; do
-            children=()
-            mapfile -t paths < <(compgen -f -- "$root${found[0]}")
-            for path in "${paths[@]}"; do
-                name=${path#"$root"}
-                [[ ${name##*/} == .* ]] && continue
-                if [[ -d $path ]]; then
-                    children+=("$name/")
-                elif [[ $path == *.gpg && -f $path ]]; then
-                    children+=("${name%.gpg}")
-                fi
-            done
+            mapfile -t children < <(_coffer_visible_names "$root" "${found[0]}" entries)
             ((${#children[@]} == 1)) || break
             found=("${children[0]}")
         done
@@ -104,11 +101,16 @@ _coffer_complete_revisions() {
     COMPREPLY+=($(compgen -W "HEAD"$'\n'"$(git -C "$root" log --format=%h -n 30 2>/dev/null)" -- "$cur"))
 }
 
+# Adds the words in $1 that start with the current word.
+_coffer_complete_words() {
+    local IFS=$' \t\n'
+    COMPREPLY+=($(compgen -W "$1" -- "$cur"))
+}
+
 # Adds the options in $1 that start with the current word, when it starts with "-".
 _coffer_complete_options() {
     [[ $cur == -* ]] || return 1
-    local IFS=$' \t\n'
-    COMPREPLY+=($(compgen -W "$1" -- "$cur"))
+    _coffer_complete_words "$1"
     return 0
 }
 
@@ -126,8 +128,7 @@ _coffer() {
 
     if ((COMP_CWORD == 1)); then
         _coffer_complete_options "--help --version --clip -c --qrcode -q" && return
-        local IFS=$' \t\n'
-        COMPREPLY+=($(compgen -W "$_coffer_commands" -- "$cur"))
+        _coffer_complete_words "$_coffer_commands"
         _coffer_complete_entries entries 1
         return
     fi
@@ -195,14 +196,12 @@ _coffer() {
             ;;
         git)
             if ((COMP_CWORD == 2)); then
-                local IFS=$' \t\n'
-                COMPREPLY+=($(compgen -W "init status log show diff push pull fetch remote config commit reset revert rebase reflog" -- "$cur"))
+                _coffer_complete_words "init status log show diff push pull fetch remote config commit reset revert rebase reflog"
             fi
             ;;
         help)
             if ((COMP_CWORD == 2)); then
-                local IFS=$' \t\n'
-                COMPREPLY+=($(compgen -W "$_coffer_commands" -- "$cur"))
+                _coffer_complete_words "$_coffer_commands"
             fi
             ;;
         fsck)
@@ -231,8 +230,7 @@ _coffer() {
                         esac
                     done
                     if [[ -z $action ]]; then
-                        local IFS=$' \t\n'
-                        COMPREPLY+=($(compgen -W "add rm" -- "$cur"))
+                        _coffer_complete_words "add rm"
                     else
                         _coffer_complete_keys public
                     fi
@@ -257,22 +255,19 @@ _coffer() {
             ;;
         git-credential)
             if ((COMP_CWORD == 2)); then
-                local IFS=$' \t\n'
-                COMPREPLY+=($(compgen -W "get store erase" -- "$cur"))
+                _coffer_complete_words "get store erase"
             fi
             ;;
         docker-credential)
             if ((COMP_CWORD == 2)); then
-                local IFS=$' \t\n'
-                COMPREPLY+=($(compgen -W "store get erase list version" -- "$cur"))
+                _coffer_complete_words "store get erase list version"
             fi
             ;;
         otp)
             # otp [code] NAME | otp insert|add|append [options] [NAME] | otp uri [options] NAME | otp validate URI
             if ((COMP_CWORD == 2)); then
                 _coffer_complete_options "--clip -c" && return
-                local IFS=$' \t\n'
-                COMPREPLY+=($(compgen -W "code show insert add append uri validate help version" -- "$cur"))
+                _coffer_complete_words "code show insert add append uri validate help version"
                 _coffer_complete_entries entries 1
                 return
             fi

@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The `coffer` command line: a drop-in for `pass` 1.7.4.
 ///
 /// Every command, alias, option and message of pass is reproduced; the store work is done by the `Coffer`

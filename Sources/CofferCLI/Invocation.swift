@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Everything a command needs: how the program was called, pass's settings from the environment, and the
 /// store.
 struct Invocation {

@@ -70,79 +70,59 @@ package indirect enum BusValue: Sendable {
         .dictionary(key: "s", value: "v", properties.map { (.string($0.0), .variant($0.1)) })
     }
 
+    /// The value itself, or what a variant (or a variant of a variant) holds.
+    package var unwrapped: BusValue {
+        if case .variant(let inner) = self { inner.unwrapped } else { self }
+    }
+
     /// The string of `s`, `o` or `g`, or of a variant holding one.
     package var stringValue: String? {
-        switch self {
+        switch unwrapped {
         case .string(let text), .objectPath(let text), .signature(let text): text
-        case .variant(let inner): inner.stringValue
         default: nil
         }
     }
 
     /// The truth value of `b`, or of a variant holding one.
     package var booleanValue: Bool? {
-        switch self {
-        case .boolean(let value): value
-        case .variant(let inner): inner.booleanValue
-        default: nil
-        }
+        if case .boolean(let value) = unwrapped { value } else { nil }
     }
 
     /// The elements of an array (strings and object paths, typically), or of a variant holding one.
     package var arrayValue: [BusValue]? {
-        switch self {
-        case .array(_, let elements): elements
-        case .variant(let inner): inner.arrayValue
-        default: nil
-        }
+        if case .array(_, let elements) = unwrapped { elements } else { nil }
     }
 
     /// The bytes of `ay`, or of a variant holding one.
     package var bytesValue: SecureBytes? {
-        switch self {
-        case .bytes(let bytes): bytes
-        case .variant(let inner): inner.bytesValue
-        default: nil
-        }
+        if case .bytes(let bytes) = unwrapped { bytes } else { nil }
     }
 
     /// A string-to-string dictionary (`a{ss}`, or a variant holding one); `nil` for another type.
     package var stringDictionaryValue: [String: String]? {
-        switch self {
-        case .dictionary(_, _, let pairs):
-            var result: [String: String] = [:]
-            for (key, value) in pairs {
-                guard let key = key.stringValue, case .string(let text) = value else { return nil }
-                result[key] = text
-            }
-            return result
-        case .variant(let inner): return inner.stringDictionaryValue
-        default: return nil
-        }
+        keyed { if case .string(let text) = $0 { text } else { nil } }
     }
 
     /// A dictionary keyed by strings (`a{s..}`), values kept as they are.
     package var keyedValues: [String: BusValue]? {
-        switch self {
-        case .dictionary(_, _, let pairs):
-            var result: [String: BusValue] = [:]
-            for (key, value) in pairs {
-                guard let key = key.stringValue else { return nil }
-                result[key] = value
-            }
-            return result
-        case .variant(let inner): return inner.keyedValues
-        default: return nil
-        }
+        keyed { $0 }
     }
 
     /// The fields of a structure.
     package var structureFields: [BusValue]? {
-        switch self {
-        case .structure(let fields): fields
-        case .variant(let inner): inner.structureFields
-        default: nil
+        if case .structure(let fields) = unwrapped { fields } else { nil }
+    }
+
+    /// A dictionary keyed by strings (or a variant holding one) with each value made by `convert`; `nil`
+    /// for another type, or when a key is not a string or `convert` gives `nil` for a value.
+    private func keyed<Value>(_ convert: (BusValue) -> Value?) -> [String: Value]? {
+        guard case .dictionary(_, _, let pairs) = unwrapped else { return nil }
+        var result: [String: Value] = [:]
+        for (key, value) in pairs {
+            guard let key = key.stringValue, let converted = convert(value) else { return nil }
+            result[key] = converted
         }
+        return result
     }
 }
 

@@ -2,12 +2,6 @@ import Coffer
 import CofferTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// What an adversarial review of sync and the commands found (secrets reaching removed or unsigned
 /// recipients, lost data, stuck stores), each reproduced with coffer installed as `pass`.
 @Suite("Adversarial review: recipients, kills and concurrent changes")
@@ -122,8 +116,7 @@ struct AdversarialRegressionTests {
 
     @Test("A public key kept in the store as KEY.gpg does not stop init; fsck leaves it alone")
     func keyFilesAreNotEntries() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("a", "a\n")
+        let coffer = try InstalledAsPass(entries: ["a": "a\n"])
         mkdir(coffer.store + "/.public-keys", 0o700)
         let key = try coffer.sandbox.check(["gpg", "--batch", "--export", coffer.sandbox.keys[1].fingerprint])
         try TestFiles.write(key.standardOutput, to: coffer.store + "/.public-keys/two.gpg", mode: 0o600)
@@ -140,8 +133,7 @@ struct AdversarialRegressionTests {
 
     @Test("rm of the store itself or of a name ending in '.' is refused and removes nothing")
     func removingTheStoreIsRefused() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("sub/a", "a\n")
+        let coffer = try InstalledAsPass(entries: ["sub/a": "a\n"])
         let before = try coffer.sandbox.check(["find", coffer.store]).outputText
         for name in ["", ".", "./", "sub/.", "sub/./", "/"] {
             let result = try coffer.run(["rm", "-rf", name])
@@ -197,8 +189,7 @@ struct AdversarialRegressionTests {
 
     @Test("coffer waits while a person's git commit has its editor open, and commits only its own change")
     func waitsForAPersonsCommit() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("a", "a\n")
+        let coffer = try InstalledAsPass(entries: ["a": "a\n"])
         try TestFiles.write("notes\n", to: coffer.store + "/notes.txt")
         try coffer.git(["add", "notes.txt"])
         var environment = coffer.environment
@@ -219,8 +210,7 @@ struct AdversarialRegressionTests {
 
     @Test("A commit a hook refused does not ride along with the next change")
     func refusedCommitIsUnstaged() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("keep-me", "k\n")
+        let coffer = try InstalledAsPass(entries: ["keep-me": "k\n"])
         let hook = coffer.store + "/.git/hooks/pre-commit"
         try TestFiles.write("#!/bin/sh\necho refused >&2\nexit 1\n", to: hook, mode: 0o755)
         #expect(try coffer.run(["rm", "-f", "keep-me"]).status == 1)
@@ -247,8 +237,7 @@ struct AdversarialRegressionTests {
 
     @Test("An edit and a change made while the editor was open are merged, never overwritten")
     func editMergesAChangeMadeMeanwhile() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("site", "old-pw\nlogin: alice\nurl: https://x\n")
+        let coffer = try InstalledAsPass(entries: ["site": "old-pw\nlogin: alice\nurl: https://x\n"])
         // The editor: another process changes the password meanwhile, then the person changes the url.
         let editor = coffer.sandbox.directory + "/editor.sh"
         try TestFiles.write(
@@ -267,8 +256,7 @@ struct AdversarialRegressionTests {
 
     @Test("edit finds what would stop the save before the editor runs")
     func editRefusesBeforeEditing() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("site", "pw\n")
+        let coffer = try InstalledAsPass(entries: ["site": "pw\n"])
         mkdir(coffer.store + "/.git/rebase-merge", 0o700)
         let marker = coffer.sandbox.directory + "/editor-ran"
         let result = try coffer.run(["edit", "site"], environment: ["EDITOR": "touch \(marker)"])

@@ -2,12 +2,6 @@ import Coffer
 import CofferTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `coffer audit` on stores seeded with known weak, reused, old (commits with faked dates) and breached
 /// (a generated list in Have I Been Pwned's format) passwords: each is found and nothing else; the JSON
 /// is read back by Python's parser; weak and reused agree with Debian's pass-audit on the same store; no
@@ -42,12 +36,8 @@ struct AuditCommandTests {
         func check(_ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:]) throws
             -> ChildProcess.Output
         {
-            let output = try run(arguments, input: input, environment: environment)
-            guard output.status == 0 else {
-                throw SandboxError(
-                    "coffer \(arguments.joined(separator: " ")) exited \(output.status): \(output.errorText)")
-            }
-            return output
+            try run(arguments, input: input, environment: environment)
+                .exitedZero("coffer \(arguments.joined(separator: " "))")
         }
 
         /// Stores `text` as `name`, committed at `date` (author and committer) when one is given.

@@ -2,12 +2,6 @@ import Coffer
 import CofferTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `coffer audit` on what a red-team review found it got wrong: CRLF entries, a history git cannot read,
 /// a merge that kept our side, a shallow clone, symbolic links to entries and folders, and the report's
 /// wording (rounding, entries without a password, counts, names that are not UTF-8 or hold control

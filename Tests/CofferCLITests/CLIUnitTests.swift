@@ -4,12 +4,6 @@ import Testing
 
 @testable import CofferCLI
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Fast tests of the command line's own parts: the getopt emulation, coreutils quoting, tree's pattern
 /// matching and listing, and small helpers. The differential suite compares whole runs with pass.
 @Suite("Command-line parts")

@@ -1,10 +1,5 @@
+import CofferTestSupport
 import Testing
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// `coffer show -c` and `generate -c` with a real X server (Xvfb) and xclip: what is copied, that the
 /// previous clipboard comes back after `PASSWORD_STORE_CLIP_TIME`, and that it does not when something

@@ -1,8 +1,5 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import CofferTestSupport
+import Testing
 
 /// Where the `coffer` executable under test is.
 ///
@@ -39,5 +36,21 @@ enum CofferBinary {
                     + "\(executable)); build it with `swift build --build-tests` or set COFFER_BIN")
         }
         return candidate
+    }
+}
+
+extension GPGSandbox {
+    /// Runs the coffer under test with `arguments`, `input` on standard input and the sandbox's environment
+    /// plus `environment`; expects it to exit 0 and returns its standard output.
+    func coffer(
+        _ arguments: [String], input: String = "", environment: [String: String],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> String {
+        let output = try run(
+            [try CofferBinary.path()] + arguments, input: Array(input.utf8), environment: environment)
+        #expect(
+            output.status == 0, "coffer \(arguments.joined(separator: " ")): \(output.errorText)",
+            sourceLocation: sourceLocation)
+        return output.outputText
     }
 }

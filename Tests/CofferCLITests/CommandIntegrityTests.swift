@@ -2,12 +2,6 @@ import Coffer
 import CofferTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Every command does what it says: a change in a git store is committed or the command fails, nothing
 /// acts on an entry it was not named for, and the exit status tells the truth. coffer runs installed as
 /// `pass`, by absolute path, with a short `PATH`.
@@ -15,11 +9,9 @@ import Testing
 struct CommandIntegrityTests {
     @Test("rm of a folder's last entry commits the removal (and of a whole folder)")
     func removingTheLastEntryOfAFolderIsCommitted() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("certs/a", "a-secret\n")
-        try coffer.insert("deep/er/folder/b", "b-secret\n")
-        try coffer.insert("team/c", "c\n")
-        try coffer.insert("team/d", "d\n")
+        let coffer = try InstalledAsPass(entries: [
+            "certs/a": "a-secret\n", "deep/er/folder/b": "b-secret\n", "team/c": "c\n", "team/d": "d\n",
+        ])
         let removed = try coffer.run(["rm", "-f", "certs/a"])
         #expect(removed.status == 0, "\(removed.errorText)")
         #expect(!removed.errorText.contains("fatal"), "\(removed.errorText)")
@@ -39,9 +31,9 @@ struct CommandIntegrityTests {
 
     @Test("A name with glob characters is that entry and no other, for history, show -r and restore")
     func namesAreNeverPatterns() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("certs/www.example.com", "www-1\n")
-        try coffer.insert("certs/*.example.com", "wildcard-1\n")
+        let coffer = try InstalledAsPass(entries: [
+            "certs/www.example.com": "www-1\n", "certs/*.example.com": "wildcard-1\n",
+        ])
         let wildcardRevision = try coffer.git(["rev-parse", "HEAD"])
         try coffer.insert("certs/www.example.com", "www-2\n")
         try coffer.insert("certs/[w]ww.example.com", "bracket\n")
@@ -63,8 +55,7 @@ struct CommandIntegrityTests {
 
     @Test("A stale index.lock is cleared wherever the entry is; a held one fails the command")
     func indexLockAnywhere() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("x", "x\n")
+        let coffer = try InstalledAsPass(entries: ["x": "x\n"])
         let lock = coffer.store + "/.git/index.lock"
         try TestFiles.write("", to: lock)
         try coffer.check(["insert", "-m", "sub/folder/y"], input: "y\n")
@@ -83,9 +74,7 @@ struct CommandIntegrityTests {
 
     @Test("fsck --fix commits the entries it re-encrypts and then finds nothing uncommitted")
     func fsckFixCommits() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("a", "a\n")
-        try coffer.insert("b/c", "c\n")
+        let coffer = try InstalledAsPass(entries: ["a": "a\n", "b/c": "c\n"])
         // A .gpg-id changed by hand: the entries are encrypted to the old key.
         try TestFiles.write(
             coffer.sandbox.keys[0].fingerprint + "\n" + coffer.sandbox.keys[1].fingerprint + "\n",
@@ -103,10 +92,9 @@ struct CommandIntegrityTests {
 
     @Test("mv and cp into a folder whose recipient key is missing change nothing")
     func transferToAnUnusableFolderChangesNothing() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("x", "x-secret\n")
-        try coffer.insert("folder/y", "y-secret\n")
-        try coffer.insert("folder/z", "z-secret\n")
+        let coffer = try InstalledAsPass(entries: [
+            "x": "x-secret\n", "folder/y": "y-secret\n", "folder/z": "z-secret\n",
+        ])
         let stranger = coffer.sandbox.keys[2].fingerprint
         try coffer.check(["init", "-p", "team", stranger])
         try coffer.sandbox.check(["gpg", "--batch", "--yes", "--delete-secret-and-public-key", stranger])
@@ -150,9 +138,7 @@ struct CommandIntegrityTests {
 
     @Test("Exit statuses: clone of nothing, a failing git command, mv and cp onto themselves")
     func exitStatuses() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("x", "x\n")
-        try coffer.insert("d/y", "y\n")
+        let coffer = try InstalledAsPass(entries: ["x": "x\n", "d/y": "y\n"])
         let clone = try coffer.run(
             [
                 "clone", "file://" + coffer.sandbox.directory + "/missing.git", "--path",
@@ -201,8 +187,7 @@ struct CommandIntegrityTests {
 
     @Test("EDITOR=: and EDITOR with shell syntax run as pass and git run them")
     func editorThroughTheShell() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("x", "x\n")
+        let coffer = try InstalledAsPass(entries: ["x": "x\n"])
         let unchanged = try coffer.run(["edit", "x"], environment: ["EDITOR": ":"])
         #expect(unchanged.status == 1)
         #expect(unchanged.errorText == "Password unchanged.")

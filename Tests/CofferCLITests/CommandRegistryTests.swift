@@ -4,12 +4,6 @@ import Testing
 
 @testable import CofferCLI
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The command registry is the one place commands are declared: help under both names, `COMMAND
 /// --help`, the manual page and the completion scripts agree with it.
 @Suite("Command registry")

@@ -3,12 +3,6 @@ import Testing
 
 @testable import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// kill -9 at random moments, and many writers at once: nothing lost, nothing half-written.
 @Suite("Crash safety and concurrent coffer processes", .serialized)
 struct CrashSafetyTests {

@@ -2,12 +2,6 @@ import Coffer
 import CofferTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The credential helpers, run by the programs that use them: git (`credential.helper coffer`, a real
 /// clone from an HTTP server that asks for basic authentication) and docker's protocol against Debian's
 /// docker-credential-pass on the same store. Both helpers are coffer under another name, found on a

@@ -1,12 +1,6 @@
 import Coffer
 import CofferTestSupport
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The files under the sandbox's home after a command, as text lines: folders, files with their mode,
 /// `.gpg` files decrypted with their recipients' key ids (or `unchanged`), links, and each git
 /// repository's log, status and local configuration; plus anything left in `TMPDIR`.

@@ -3,12 +3,6 @@ import CofferTestSupport
 
 @testable import CofferCLI
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Runs one case with pass and with coffer and renders both outcomes as comparable text.
 struct DifferentialRunner {
     let testCase: DifferentialCase

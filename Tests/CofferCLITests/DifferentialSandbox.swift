@@ -1,11 +1,5 @@
 import CofferTestSupport
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A program the differential cases run: the real pass, or coffer.
 struct ProgramUnderTest: Sendable {
     /// `pass` or `coffer`, for reports.

@@ -1,12 +1,7 @@
+import CofferTestSupport
 import Testing
 
 @testable import CofferCLI
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// Runs every scenario of ``DifferentialTable`` with Debian's `pass` 1.7.4 and with `coffer` in identical
 /// sandboxes and compares exit status, standard output, standard error, the files left behind (decrypted,

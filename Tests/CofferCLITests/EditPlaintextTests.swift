@@ -1,10 +1,5 @@
+import CofferTestSupport
 import Testing
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// `coffer edit` with scripted editors: no trace of the plaintext (neither its text nor a temporary file
 /// named after the entry) is left in /dev/shm, `$TMPDIR`, the store or the sandbox after a successful

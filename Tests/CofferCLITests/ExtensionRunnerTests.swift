@@ -2,12 +2,6 @@ import Coffer
 import CofferTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// pass's bash extensions run by coffer installed only as `pass`, by absolute path, with `PATH` holding the
 /// system's folders (where Debian's own pass also is): the prelude's helpers call coffer back by its path,
 /// never whatever `pass` `PATH` finds; the system folder can be moved for tests; an extension killed by a
@@ -20,12 +14,22 @@ struct ExtensionRunnerTests {
         try TestFiles.write("#!/usr/bin/env bash\n" + body, to: folder + "/" + name + ".bash", mode: 0o755)
     }
 
+    /// Writes the extension `name.bash` into the store's own `.extensions` folder.
+    private func storeExtension(_ coffer: InstalledAsPass, _ name: String, _ body: String) throws {
+        try extensionFile(coffer.store + "/.extensions", name, body)
+    }
+
+    /// coffer with the entry `bank` and the store extension `name.bash`.
+    private func bankWithExtension(_ name: String, _ body: String) throws -> InstalledAsPass {
+        let coffer = try InstalledAsPass(entries: ["bank": "bank-pw\n"])
+        try storeExtension(coffer, name, body)
+        return coffer
+    }
+
     @Test("Helpers call back the coffer that runs the extension, not the pass on PATH")
     func helpersCallCofferBack() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("bank", "bank-pw\n")
-        try extensionFile(
-            coffer.store + "/.extensions", "probe",
+        let coffer = try bankWithExtension(
+            "probe",
             """
             printf 'ext-pw\\nnote: written by an extension\\n' | cmd_insert -m "$1"
             cmd_show "$1"
@@ -59,14 +63,14 @@ struct ExtensionRunnerTests {
         #expect(
             try coffer.check(["where"], environment: environment).outputText
                 == "\(system)/where.bash|\(system)/where.bash||")
-        try extensionFile(coffer.store + "/.extensions", "hello", "echo user\n")
+        try storeExtension(coffer, "hello", "echo user\n")
         #expect(try coffer.check(["hello"], environment: environment).outputText == "system:  from \(system)")
         var enabled = environment
         enabled["PASSWORD_STORE_ENABLE_EXTENSIONS"] = "true"
         #expect(try coffer.check(["hello"], environment: enabled).outputText == "user")
         // Names with a slash or a leading dash are extensions too, as in pass.
         try extensionFile(coffer.store + "/.extensions/team", "sync", "echo \"team sync: $COMMAND $*\"\n")
-        try extensionFile(coffer.store + "/.extensions", "--check", "echo \"check: $COMMAND $*\"\n")
+        try storeExtension(coffer, "--check", "echo \"check: $COMMAND $*\"\n")
         #expect(
             try coffer.check(["team/sync", "a"], environment: enabled).outputText == "team sync: team/sync a")
         #expect(try coffer.check(["--check", "-x"], environment: enabled).outputText == "check: --check -x")
@@ -75,24 +79,23 @@ struct ExtensionRunnerTests {
     @Test("An extension killed by a signal ends coffer by the same signal; exit statuses pass through")
     func statuses() throws {
         let coffer = try InstalledAsPass()
-        let folder = coffer.store + "/.extensions"
-        try extensionFile(folder, "killed", "echo before\nkill -TERM $$\necho after\n")
-        try extensionFile(folder, "seven", "exit 7\n")
+        try storeExtension(coffer, "killed", "echo before\nkill -TERM $$\necho after\n")
+        try storeExtension(coffer, "seven", "exit 7\n")
         let enabled = ["PASSWORD_STORE_ENABLE_EXTENSIONS": "true"]
         let killed = try coffer.run(["killed"], environment: enabled)
         #expect(killed.status == 128 + SIGTERM)
         #expect(killed.outputText == "before")
         #expect(try coffer.run(["seven"], environment: enabled).status == 7)
         // A status above 128 is a status, not a signal: coffer exits with it and is not killed.
-        try extensionFile(folder, "high", "exit 139\n")
+        try storeExtension(coffer, "high", "exit 139\n")
         #expect(try coffer.run(["high"], environment: enabled).termination == .exited(139))
     }
 
     @Test("tmpdir traps only EXIT, as pass: a SIGTERM still ends the extension, and the folder is removed")
     func tmpdirDoesNotSwallowSignals() throws {
         let coffer = try InstalledAsPass()
-        try extensionFile(
-            coffer.store + "/.extensions", "private",
+        try storeExtension(
+            coffer, "private",
             "tmpdir\necho \"$SECURE_TMPDIR\"\nkill -TERM $$\necho after\nkill -INT $$\necho after INT\n")
         let output = try coffer.run(["private"], environment: ["PASSWORD_STORE_ENABLE_EXTENSIONS": "true"])
         #expect(output.termination == .signaled(SIGTERM), "\(output.outputText)")
@@ -106,8 +109,8 @@ struct ExtensionRunnerTests {
     )
     func waitsAsAShell() throws {
         let coffer = try InstalledAsPass(git: false)
-        try extensionFile(
-            coffer.store + "/.extensions", "patient",
+        try storeExtension(
+            coffer, "patient",
             """
             trap 'echo got INT' INT
             trap 'echo got TERM; exit 5' TERM
@@ -139,10 +142,8 @@ struct ExtensionRunnerTests {
 
     @Test("clip that cannot copy ends the extension with pass's status; the next step does not run")
     func clipFailureDies() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("bank", "bank-pw\n")
-        try extensionFile(
-            coffer.store + "/.extensions", "copydel",
+        let coffer = try bankWithExtension(
+            "copydel",
             "clip \"$(cmd_show \"$1\" | head -1)\" \"$1\"\necho copied\ncmd_delete -f \"$1\"\n")
         let output = try coffer.run(
             ["copydel", "bank"],
@@ -156,10 +157,9 @@ struct ExtensionRunnerTests {
     @Test("cmd_git on a store without git, cmd_find and cmd_grep without arguments die as in pass")
     func helpersThatDie() throws {
         let coffer = try InstalledAsPass(git: false)
-        let folder = coffer.store + "/.extensions"
-        try extensionFile(folder, "publish", "cmd_git push\necho published\n")
-        try extensionFile(folder, "lookup", "cmd_find\necho found\n")
-        try extensionFile(folder, "scan", "cmd_grep\necho searched\n")
+        try storeExtension(coffer, "publish", "cmd_git push\necho published\n")
+        try storeExtension(coffer, "lookup", "cmd_find\necho found\n")
+        try storeExtension(coffer, "scan", "cmd_grep\necho searched\n")
         let enabled = ["PASSWORD_STORE_ENABLE_EXTENSIONS": "true"]
         let git = try coffer.run(["publish"], environment: enabled)
         #expect(git.status == 1 && git.outputText.isEmpty)
@@ -176,8 +176,8 @@ struct ExtensionRunnerTests {
     func shellVariablesReachHelpers() throws {
         let coffer = try InstalledAsPass()
         let other = coffer.sandbox.keys[1].fingerprint
-        try extensionFile(
-            coffer.store + "/.extensions", "share",
+        try storeExtension(
+            coffer, "share",
             """
             PASSWORD_STORE_KEY=\(other)
             printf 'for-other-only\\n' | cmd_insert -m -f "shared/$1"
@@ -203,17 +203,15 @@ struct ExtensionRunnerTests {
 
     @Test("reencrypt_path re-encrypts every entry it can and names the one it cannot, as pass goes on")
     func reencryptBestEffort() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("team/a", "a\n")
-        try coffer.insert("team/c", "c\n")
+        let coffer = try InstalledAsPass(entries: ["team/a": "a\n", "team/c": "c\n"])
         let lost = coffer.sandbox.keys[2].fingerprint
         try coffer.sandbox.check([
             "gpg", "--batch", "--yes", "-r", lost, "-o", coffer.store + "/team/b.gpg", "-e", "/dev/null",
         ])
         try coffer.sandbox.check(["gpg", "--batch", "--yes", "--delete-secret-keys", lost])
         let before = try ["a", "b", "c"].map { try coffer.sandbox.read(coffer.store + "/team/\($0).gpg") }
-        try extensionFile(
-            coffer.store + "/.extensions", "rekey",
+        try storeExtension(
+            coffer, "rekey",
             "printf '%s\\n' \"$2\" > \"$PREFIX/$1/.gpg-id\"\nreencrypt_path \"$PREFIX/$1\"\necho \"status $?\"\n"
         )
         let output = try coffer.run(
@@ -233,10 +231,9 @@ struct ExtensionRunnerTests {
     @Test("Under pass's name, coffer's own commands yield to an extension of the same name; pass's never do")
     func cofferCommandsYield() throws {
         let coffer = try InstalledAsPass()
-        let user = coffer.store + "/.extensions"
         let system = coffer.sandbox.directory + "/system-extensions"
         for name in ["sync", "restore", "fsck", "show", "extension-helper"] {
-            try extensionFile(user, name, "echo \"user \(name): $*\"\n")
+            try storeExtension(coffer, name, "echo \"user \(name): $*\"\n")
         }
         try extensionFile(system, "history", "echo \"system history: $*\"\n")
         try coffer.insert("bank", "bank-pw\n")
@@ -263,13 +260,12 @@ struct ExtensionRunnerTests {
 
     @Test("clip and qrcode take their text on a pipe: it is in no process's arguments")
     func clipTextIsNoArgument() throws {
-        let coffer = try InstalledAsPass()
-        try coffer.insert("bank", "MARK-secret-line\n")
+        let coffer = try InstalledAsPass(entries: ["bank": "MARK-secret-line\n"])
         let log = coffer.sandbox.directory + "/argv.log"
         // Every program the prelude can start, wrapped to log its arguments.
         let path = try coffer.sandbox.loggingWrappers(for: ["bash", "gpg", "qrencode", "xclip"], log: log)
-        try extensionFile(
-            coffer.store + "/.extensions", "showqr",
+        try storeExtension(
+            coffer, "showqr",
             "secret=\"$($GPG -d \"${GPG_OPTS[@]}\" \"$PREFIX/$1.gpg\")\"\nqrcode \"$secret\" \"$1\"\n")
         let output = try coffer.run(
             ["showqr", "bank"],

@@ -4,12 +4,6 @@ import Testing
 
 @testable import CofferCLI
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `coffer find` (the drawn listing) and the library's ``PasswordStore/find(_:)`` read the same tree with
 /// the same matcher: on seeded random trees with links, loops and tricky names, both show the same items.
 @Suite("coffer find and the library's find agree")

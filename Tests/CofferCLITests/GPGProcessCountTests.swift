@@ -10,14 +10,10 @@ import Testing
 struct GPGProcessCountTests {
     @Test func readingStartsNoGPGAndReencryptionOneEncryption() throws {
         let sandbox = try GPGSandbox()
-        let binary = try CofferBinary.path()
         let log = sandbox.directory + "/gpg.log"
         let environment = ["PATH": try sandbox.loggingWrappers(for: ["gpg"], log: log)]
         func coffer(_ arguments: [String], input: String = "") throws -> String {
-            let output = try sandbox.run(
-                [binary] + arguments, input: Array(input.utf8), environment: environment)
-            #expect(output.status == 0, "coffer \(arguments.joined(separator: " ")): \(output.errorText)")
-            return output.outputText
+            try sandbox.coffer(arguments, input: input, environment: environment)
         }
         /// The gpg command lines logged while `body` ran.
         func gpgRuns(_ body: () throws -> Void) throws -> [String] {
@@ -58,11 +54,12 @@ struct GPGProcessCountTests {
         // fsck's status is not the point here: it also reports plaintext folders that other tests'
         // killed edits leave in the shared /dev/shm meanwhile.
         let checked = try gpgRuns {
-            _ = try sandbox.run([binary, "fsck"], environment: environment)
+            _ = try sandbox.run([try CofferBinary.path(), "fsck"], environment: environment)
         }
         #expect(!checked.contains { $0.contains("[--decrypt]") }, "fsck ran gpg: \(checked)")
         let audited = try gpgRuns {
-            let output = try sandbox.run([binary, "audit", "--json"], environment: environment)
+            let output = try sandbox.run(
+                [try CofferBinary.path(), "audit", "--json"], environment: environment)
             #expect(output.status == 0 || output.status == 1, "audit: \(output.errorText)")
         }
         #expect(!audited.contains { $0.contains("[--decrypt]") }, "audit ran gpg: \(audited)")

@@ -61,6 +61,19 @@ struct GitSyncTests {
         return path
     }
 
+    /// The first clone (``makeFirstClone()``) and a clone of its remote, `two`.
+    func makeTwoClones() throws -> (String, String) {
+        let one = try makeFirstClone()
+        return (one, try clone("two"))
+    }
+
+    /// Overwrites `site` in `store` with the password `MARK-pw` and the marked login and URL.
+    func writeSite(_ store: String, login: String, url: String) throws {
+        try check(
+            store, ["insert", "-m", "-f", "site"],
+            input: "MARK-pw\nlogin: MARK-\(login)\nurl: https://MARK-\(url)\n")
+    }
+
     /// Every byte of every file in the sandbox and every git object, searched for the test's plaintext.
     func expectNoPlaintextAnywhere(_ stores: [String]) throws {
         let found = try sandbox.run(["grep", "-rl", "MARK-", sandbox.directory]).outputText
@@ -74,13 +87,10 @@ struct GitSyncTests {
     }
 
     @Test func differentFieldsMergeOnEveryClone() throws {
-        let one = try makeFirstClone()
-        let two = try clone("two")
+        let (one, two) = try makeTwoClones()
         let three = try clone("three")
-        try check(
-            one, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-bob\nurl: https://MARK-a\n")
-        try check(
-            two, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-alice\nurl: https://MARK-b\n")
+        try writeSite(one, login: "bob", url: "a")
+        try writeSite(two, login: "alice", url: "b")
         try check(one, ["sync"])
         let synced = try check(two, ["sync"])
         #expect(synced.outputText.contains("Changed site"))
@@ -92,12 +102,9 @@ struct GitSyncTests {
     }
 
     @Test func sameFieldIsAReportedConflictThatEditResolves() throws {
-        let one = try makeFirstClone()
-        let two = try clone("two")
-        try check(
-            one, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-bob\nurl: https://MARK-a\n")
-        try check(
-            two, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-carol\nurl: https://MARK-a\n")
+        let (one, two) = try makeTwoClones()
+        try writeSite(one, login: "bob", url: "a")
+        try writeSite(two, login: "carol", url: "a")
         try check(one, ["sync"])
         let conflicted = try run(two, ["sync"])
         #expect(conflicted.status == 1)
@@ -123,11 +130,9 @@ struct GitSyncTests {
     }
 
     @Test func renameOnOneSideEditOnTheOtherKeepsBoth() throws {
-        let one = try makeFirstClone()
-        let two = try clone("two")
+        let (one, two) = try makeTwoClones()
         try check(one, ["mv", "site", "renamed/site"])
-        try check(
-            two, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-alice\nurl: https://MARK-c\n")
+        try writeSite(two, login: "alice", url: "c")
         try sync(one, two, one)
         for store in [one, two] {
             #expect(try show(store, "renamed/site") == "MARK-pw\nlogin: MARK-alice\nurl: https://MARK-c")
@@ -137,11 +142,9 @@ struct GitSyncTests {
     }
 
     @Test func deletionAgainstEditKeepsTheEditAndSaysSo() throws {
-        let one = try makeFirstClone()
-        let two = try clone("two")
+        let (one, two) = try makeTwoClones()
         try check(one, ["rm", "-f", "site"])
-        try check(
-            two, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-dave\nurl: https://MARK-a\n")
+        try writeSite(two, login: "dave", url: "a")
         try check(one, ["sync"])
         let kept = try check(two, ["sync"])
         #expect(kept.outputText.contains("Kept site"))
@@ -151,8 +154,7 @@ struct GitSyncTests {
     }
 
     @Test func cloneWorksWithPassAndGitAlone() throws {
-        _ = try makeFirstClone()
-        let two = try clone("two")
+        let (_, two) = try makeTwoClones()
         let shown = try sandbox.check(["pass", "show", "site"], environment: ["PASSWORD_STORE_DIR": two])
         #expect(shown.outputText == "MARK-pw\nlogin: MARK-alice\nurl: https://MARK-a")
         try sandbox.check(
@@ -176,8 +178,7 @@ struct GitSyncTests {
         try sandbox.check([
             "git", "-C", one, "remote", "set-url", "origin", "file://" + sandbox.directory + "/gone.git",
         ])
-        try check(
-            one, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-eve\nurl: https://MARK-a\n")
+        try writeSite(one, login: "eve", url: "a")
         let output = try run(one, ["sync"])
         #expect(output.status == 1)
         #expect(output.errorText.contains("git fetch from origin failed, so nothing was changed"))
@@ -201,8 +202,7 @@ struct GitSyncTests {
     }
 
     @Test func requiredSignaturesRefuseUnsignedAndAcceptSignedCommits() throws {
-        let one = try makeFirstClone()
-        let two = try clone("two")
+        let (one, two) = try makeTwoClones()
         try sandbox.check(["git", "-C", two, "config", "coffer.requiresignedcommits", "true"])
         try check(one, ["insert", "-m", "-f", "site"], input: "MARK-pw\nlogin: MARK-unsigned\n")
         try check(one, ["sync"])

@@ -4,12 +4,6 @@ import Testing
 
 @testable import CofferCLI
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The in-process grep against GNU grep itself: seeded patterns, options and texts, every case it takes
 /// compared byte for byte (output and status) with `grep --color=always` on the same text.
 @Suite("In-process grep agrees with GNU grep")

@@ -1,11 +1,6 @@
 import Coffer
+import CofferTestSupport
 import Testing
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// `make install`, `make install-pass-shim` and `make uninstall` into a staging folder (`DESTDIR`).
 ///

@@ -1,12 +1,6 @@
 import Coffer
 import CofferTestSupport
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// coffer as many people run it: installed only as `pass` (a link in a folder of its own), called by
 /// its absolute path, with `PATH` holding nothing but the system's packages (`/usr/bin:/bin`), so a
 /// step that starts coffer again by name would find Debian's pass, or nothing.
@@ -15,8 +9,9 @@ struct InstalledAsPass {
     /// The `pass` link to the coffer under test.
     let program: String
 
-    /// A sandbox with a store for the first test key; a git store unless `git` is false.
-    init(git: Bool = true) throws {
+    /// A sandbox with a store for the first test key, holding `entries` (inserted in order, name and text); a
+    /// git store unless `git` is false.
+    init(git: Bool = true, entries: KeyValuePairs<String, String> = [:]) throws {
         sandbox = try GPGSandbox()
         let bin = sandbox.directory + "/installed"
         mkdir(bin, 0o755)
@@ -26,6 +21,7 @@ struct InstalledAsPass {
         }
         try check(["init", sandbox.keys[0].fingerprint])
         if git { try check(["git", "init"]) }
+        for (name, text) in entries { try insert(name, text) }
     }
 
     /// The store's folder.
@@ -53,12 +49,8 @@ struct InstalledAsPass {
     func check(_ arguments: [String], input: String = "", environment extra: [String: String] = [:]) throws
         -> ChildProcess.Output
     {
-        let output = try run(arguments, input: input, environment: extra)
-        guard output.status == 0 else {
-            throw SandboxError(
-                "pass \(arguments.joined(separator: " ")) exited \(output.status): \(output.errorText)")
-        }
-        return output
+        try run(arguments, input: input, environment: extra).exitedZero(
+            "pass \(arguments.joined(separator: " "))")
     }
 
     /// Stores `text` as entry `name` (`insert -m -f`).

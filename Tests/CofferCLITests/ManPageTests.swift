@@ -1,10 +1,5 @@
+import CofferTestSupport
 import Testing
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// The manual pages in `man/`: clean under mandoc's linter, rendered by man(1), and complete.
 @Suite("Manual pages")

@@ -2,12 +2,6 @@ import Coffer
 import CofferTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `coffer otp` where the differential table cannot show it: coffer installed as `pass` beside Debian's
 /// pass-otp, failed commits, what coffer does beyond pass-otp 1.2, and the clipboard under Xvfb.
 @Suite("otp")

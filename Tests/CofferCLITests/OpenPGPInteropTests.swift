@@ -121,9 +121,7 @@ struct TamperTests {
 
     @Test(arguments: ["in-process", "gpg"])
     func tamperedFilesGiveNoPlaintextAndAClearMessage(writtenBy writer: String) throws {
-        let sandbox = try GPGSandbox()
-        let store = sandbox.store()
-        try store.initialize(recipients: [sandbox.keys[0].email])
+        let (sandbox, _) = try GPGSandbox.withStore()
         let engine = sandbox.engine
         let encryptor = try #require(engine.encryptor(for: [sandbox.keys[0].email]) as? GPGCheckedEncryptor)
         var message = try encryptor.encrypt(SecureBytes(Self.plaintext))

@@ -8,7 +8,6 @@ import Testing
 struct SecretHygieneTests {
     @Test func childProcessesNeverSeeASecret() throws {
         let sandbox = try GPGSandbox()
-        let binary = try CofferBinary.path()
         let log = sandbox.directory + "/children.log"
         let temporary = sandbox.directory + "/tmp"
         let path = try sandbox.loggingWrappers(for: ["gpg", "git"], log: log)
@@ -24,11 +23,7 @@ struct SecretHygieneTests {
         let environment = ["PATH": path, "EDITOR": editor, "TMPDIR": temporary]
         func coffer(_ arguments: [String], input: String = "", extra: [String: String] = [:]) throws -> String
         {
-            let output = try sandbox.run(
-                [binary] + arguments, input: Array(input.utf8), environment: environment.merging(extra) { $1 }
-            )
-            #expect(output.status == 0, "coffer \(arguments.joined(separator: " ")): \(output.errorText)")
-            return output.outputText
+            try sandbox.coffer(arguments, input: input, environment: environment.merging(extra) { $1 })
         }
         _ = try coffer(["init", sandbox.keys[0].email])
         _ = try coffer(["git", "init"])
@@ -46,7 +41,8 @@ struct SecretHygieneTests {
         let regenerated = String(try coffer(["show", "web/copy"]).prefix(28))
         _ = try coffer(["git", "log", "--oneline"])
         // audit reads git's history and, for old versions, git's blobs: git never sees a password.
-        let audited = try sandbox.run([binary, "audit", "--show-passwords"], environment: environment)
+        let audited = try sandbox.run(
+            [try CofferBinary.path(), "audit", "--show-passwords"], environment: environment)
         #expect(audited.status == 0 || audited.status == 1, "audit: \(audited.errorText)")
         #expect(try self.text(ofLog: log).contains("[log]"), "audit did not read the history")
         #expect(generated.count == 32 && regenerated.count == 28)

@@ -3,12 +3,6 @@ import CofferSecretService
 import CofferTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A store and a private session bus for `coffer secret-service`: each test is a bash script run under
 /// `dbus-run-session` (a bus of its own with no activatable services, so nothing but the provider under
 /// test can answer), with coffer by its absolute path and `PATH=/usr/bin:/bin`. The script's prelude
@@ -114,6 +108,37 @@ struct SecretServiceSandbox {
         return result
     }
 
+    /// A new sandbox, and what `script` did in it once the provider had started (``check(_:timeout:)``).
+    static func started(_ script: String) throws -> (SecretServiceSandbox, ProcessResult) {
+        let bus = try SecretServiceSandbox()
+        return (bus, try bus.check("start_provider\n" + script))
+    }
+
+    /// A new sandbox, and what the secretstorage script `python` did in it (``checkPython(_:)``).
+    static func startedPython(_ python: String) throws -> (SecretServiceSandbox, ProcessResult) {
+        let bus = try SecretServiceSandbox()
+        return (bus, try bus.checkPython(python))
+    }
+
+    /// Starts the provider and runs `python`, a secretstorage script that finds `bus` connected and
+    /// `collection_with_item(label, item_label, attributes, secret)` (which makes a collection holding one
+    /// item and returns it) defined, and throws unless it exits 0.
+    @discardableResult
+    func checkPython(_ python: String) throws -> ProcessResult {
+        try check(
+            #"""
+            start_provider
+            python3 - <<'PYTHON'
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            def collection_with_item(label, item_label, attributes, secret):
+                collection = secretstorage.create_collection(bus, label)
+                collection.create_item(item_label, attributes, secret)
+                return collection
+
+            """# + python + "\nPYTHON")
+    }
+
     /// What the provider printed.
     func providerText() -> String {
         String(decoding: (try? installed.sandbox.read(providerLog)) ?? [], as: UTF8.self)
@@ -152,10 +177,8 @@ struct SecretServiceSandbox {
 struct SecretServiceTests {
     @Test("secret-tool store, lookup, search --all, replace and clear; items are entries pass and gpg read")
     func secretTool() throws {
-        let bus = try SecretServiceSandbox()
-        let result = try bus.check(
+        let (bus, result) = try SecretServiceSandbox.started(
             #"""
-            start_provider
             printf %s 'hunter2-Sekret' | secret-tool store --label='GitHub token 4711' service gh-8c1 user alice-93
             echo "store=$?"
             echo "lookup=$(secret-tool lookup service gh-8c1 user alice-93)"
@@ -209,10 +232,8 @@ struct SecretServiceTests {
 
     @Test("SearchItems answers from the index: it works while nothing can be decrypted")
     func searchNeverDecrypts() throws {
-        let bus = try SecretServiceSandbox()
-        let result = try bus.check(
+        let (_, result) = try SecretServiceSandbox.started(
             #"""
-            start_provider
             printf %s 'indexed-Sekret' | secret-tool store --label='Indexed' service idx-5521 user carol-8
             # From now on no entry can be decrypted: the secret keys are gone and the agent forgets them.
             mv "$GNUPGHOME/private-keys-v1.d" "$GNUPGHOME/private-keys-away"
@@ -248,10 +269,8 @@ struct SecretServiceTests {
 
     @Test("A second provider is refused with a clear message; --replace takes the name")
     func nameOwnership() throws {
-        let bus = try SecretServiceSandbox()
-        let result = try bus.check(
+        let (bus, result) = try SecretServiceSandbox.started(
             #"""
-            start_provider
             first=$provider
             "$coffer" secret-service 2> second.txt
             echo "second=$?"
@@ -429,10 +448,8 @@ struct SecretServiceTests {
 
     @Test("Python keyring (SecretService backend): keyring set, get and del")
     func pythonKeyring() throws {
-        let bus = try SecretServiceSandbox()
-        let result = try bus.check(
+        let (bus, result) = try SecretServiceSandbox.started(
             #"""
-            start_provider
             printf '%s\n' 'kr-Sekret 1' | keyring set mail.example.org frank-77 2>/dev/null
             echo "set=$?"
             echo "get=$(keyring get mail.example.org frank-77)"
@@ -455,10 +472,8 @@ struct SecretServiceTests {
 
     @Test("Entries written by pass reach the index (inotify); clients are told through signals")
     func refreshAndSignals() throws {
-        let bus = try SecretServiceSandbox()
-        let result = try bus.check(
+        let (bus, result) = try SecretServiceSandbox.started(
             #"""
-            start_provider
             dbus-monitor --session "type='signal',sender='org.freedesktop.secrets'" > signals.txt 2>/dev/null &
             monitor=$!
             sleep 0.5
@@ -678,12 +693,8 @@ struct SecretServiceTests {
         let bus = try SecretServiceSandbox()
         try bus.installed.insert(
             "secret-service/login/odd name é", "hand-Sekret\nurl: https://example.org\nfree notes\n")
-        let result = try bus.check(
+        let result = try bus.checkPython(
             #"""
-            start_provider
-            python3 - <<'PYTHON'
-            import secretstorage
-            bus = secretstorage.dbus_init()
             items = list(secretstorage.get_default_collection(bus).get_all_items())
             print([(i.get_label(), i.get_attributes(), i.get_secret()) for i in items])
             item = items[0]
@@ -692,7 +703,6 @@ struct SecretServiceTests {
             item.set_secret(b"new-Sekret")
             found = list(secretstorage.search_items(bus, {"service": "hand-1"}))
             print(len(found), found[0].get_label(), found[0].get_secret())
-            PYTHON
             """#)
         #expect(
             result.outputText == "[('odd name é', {}, b'hand-Sekret')]\n1 Labelled b'new-Sekret'\n",
@@ -706,10 +716,8 @@ struct SecretServiceTests {
 
     @Test("Introspect describes every object; Properties answers Get, GetAll and refuses read-only Set")
     func introspectionAndProperties() throws {
-        let bus = try SecretServiceSandbox()
-        let result = try bus.check(
+        let (_, result) = try SecretServiceSandbox.started(
             #"""
-            start_provider
             printf %s 'intro-Sekret' | secret-tool store --label='Intro' service intro-1
             item=$(call /org/freedesktop/secrets org.freedesktop.Secret.Service.SearchItems \
                 dict:string:string:service,intro-1 | sed -n 's/.*object path "\(.*\)"/\1/p' | head -1)
@@ -746,15 +754,9 @@ struct SecretServiceTests {
 
     @Test("A locked collection cannot be deleted (IsLocked, as gnome-keyring refuses); unlocked, it can")
     func lockedCollectionDelete() throws {
-        let bus = try SecretServiceSandbox()
-        let result = try bus.check(
+        let (bus, result) = try SecretServiceSandbox.startedPython(
             #"""
-            start_provider
-            python3 - <<'PYTHON'
-            import secretstorage
-            bus = secretstorage.dbus_init()
-            vault = secretstorage.create_collection(bus, "Vault")
-            vault.create_item("In vault", {"place": "vault-1"}, b"vault-Sekret")
+            vault = collection_with_item("Vault", "In vault", {"place": "vault-1"}, b"vault-Sekret")
             vault.lock()
             try:
                 vault._collection.call("Delete", "")
@@ -765,7 +767,6 @@ struct SecretServiceTests {
             vault.unlock()
             vault.delete()
             print("deleted", len(list(secretstorage.search_items(bus, {"place": "vault-1"}))))
-            PYTHON
             """#)
         #expect(
             result.outputText == "refused [org.freedesktop.Secret.Error.IsLocked]\nkept 1\ndeleted 0\n",
@@ -777,22 +778,16 @@ struct SecretServiceTests {
     func collectionDeleteKeepsOtherEntries() throws {
         let bus = try SecretServiceSandbox()
         try bus.installed.insert("secret-service/login/notes/bank", "bank-Sekret\n")
-        let result = try bus.check(
+        let result = try bus.checkPython(
             #"""
-            start_provider
-            python3 - <<'PYTHON'
-            import secretstorage
-            bus = secretstorage.dbus_init()
             login = secretstorage.get_default_collection(bus)
             login.create_item("Web", {"service": "web-1"}, b"web-Sekret")
             print(sorted(i.get_label() for i in login.get_all_items()))
             login.delete()
-            work = secretstorage.create_collection(bus, "Work")
-            work.create_item("Plan", {"service": "work-1"}, b"work-Sekret")
+            work = collection_with_item("Work", "Plan", {"service": "work-1"}, b"work-Sekret")
             work.delete()
             print("gone", len(list(secretstorage.search_items(bus, {"service": "web-1"}))),
                   len(list(secretstorage.search_items(bus, {"service": "work-1"}))))
-            PYTHON
             """#)
         #expect(result.outputText == "['Web']\ngone 0 0\n", "\(result.outputText)\(result.errorText)")
         // The entry kept by hand under the collection's folder is still there, and committed.
@@ -807,10 +802,8 @@ struct SecretServiceTests {
 
     @Test("CreateItem with replace and a Type but no xdg:schema replaces the item: one item, the last secret")
     func replaceWithType() throws {
-        let bus = try SecretServiceSandbox()
-        let result = try bus.check(
+        let (bus, result) = try SecretServiceSandbox.started(
             #"""
-            start_provider
             python3 - <<'PYTHON'
             import secretstorage
             from secretstorage.util import format_secret, open_session
@@ -840,10 +833,8 @@ struct SecretServiceTests {
 
     @Test("When the commit fails, CreateItem, SetSecret and Delete fail and leave the store as it was")
     func failedCommitUndone() throws {
-        let bus = try SecretServiceSandbox()
-        let result = try bus.check(
+        let (bus, result) = try SecretServiceSandbox.started(
             #"""
-            start_provider
             printf %s 'kept-Sekret' | secret-tool store --label='Kept' service keep-1
             hook="$PASSWORD_STORE_DIR/.git/hooks/pre-commit"
             printf '#!/bin/sh\necho "commits are refused here" >&2\nexit 1\n' > "$hook"
@@ -915,17 +906,10 @@ struct SecretServiceTests {
 
     @Test("A collection's label is only inside its encrypted .collection entry, not in its folder's name")
     func collectionLabelNotInClear() throws {
-        let bus = try SecretServiceSandbox()
-        let result = try bus.check(
+        let (bus, result) = try SecretServiceSandbox.startedPython(
             #"""
-            start_provider
-            python3 - <<'PYTHON'
-            import secretstorage
-            bus = secretstorage.dbus_init()
-            project = secretstorage.create_collection(bus, "Project Nightingale")
-            project.create_item("Plan", {"service": "plan-1"}, b"plan-Sekret")
+            project = collection_with_item("Project Nightingale", "Plan", {"service": "plan-1"}, b"plan-Sekret")
             print(secretstorage.Collection(bus, project.collection_path).get_label())
-            PYTHON
             """#)
         #expect(result.outputText == "Project Nightingale\n", "\(result.outputText)\(result.errorText)")
         let leaked = try bus.clearBytes().contains("Nightingale")

@@ -1,12 +1,7 @@
+import CofferTestSupport
 import Testing
 
 @testable import CofferCLI
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// The shell completions in `completions/`, driven through real bash, zsh and fish against a store made
 /// of plain files (nothing is encrypted: completion only looks at names).

@@ -2,12 +2,6 @@ import Coffer
 import CofferTestSupport
 import Dispatch
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// One program's sandbox for a whole sequence. Its gpg-agent keeps running from step to step; the two
 /// twins of a sequence live at different paths of the same length, which reports show as `$SANDBOX`.
 final class FuzzTwin: @unchecked Sendable {

@@ -1,12 +1,6 @@
 import CofferTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The stateful differential fuzzer: seeded sequences of 20–60 operations that change a store, run by
 /// Debian's `pass` 1.7.4 and by `coffer` in twin sandboxes, compared after every step (exit status,
 /// standard output and error, the files decrypted with their recipients and modes, `git status

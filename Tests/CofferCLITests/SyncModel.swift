@@ -2,12 +2,6 @@ import CofferTestSupport
 
 @testable import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Something a sync-model run found wrong.
 struct SyncModelFailure: Sendable, CustomStringConvertible {
     /// The model step (0: setup; steps after the random ones belong to the final syncs and checks).

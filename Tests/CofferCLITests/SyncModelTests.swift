@@ -1,12 +1,6 @@
 import CofferTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The multi-clone model of `coffer sync` (``SyncModelRun``): fixed seeds in `make test`, new seeds in
 /// `make soak` (`scripts/soak.sh`, the soak named sync-model).
 ///

@@ -2,12 +2,6 @@ import Coffer
 import CofferTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 @Suite("sync never loses a write and never lies")
 struct SyncRegressionTests {
     @Test("Different fields merge with coffer installed only as pass, in sync and in a plain git pull")

@@ -2,12 +2,6 @@ import Coffer
 import CofferTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `setup` and `recipients` as a team uses them: people with fresh homes and no key, coffer installed
 /// only as `pass` and run by absolute path with `PATH=/usr/bin:/bin`, one bare repository between them.
 @Suite("setup and recipients")

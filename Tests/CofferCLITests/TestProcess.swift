@@ -1,11 +1,6 @@
 import Coffer
+import CofferTestSupport
 import Dispatch
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// What a finished program printed, and how it ended.
 struct ProcessResult: Sendable {

@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A throwaway `HOME` and `GNUPGHOME` with test keys, for tests that run real gpg, gpg-agent, git and pass.
 ///
 /// Keys (ed25519 signing, cv25519 encryption, no passphrase) are generated once per test process into
@@ -73,6 +67,16 @@ package final class GPGSandbox: @unchecked Sendable {
         if let root { configuration.root = root }
         configuration.gpgOptions.homeDirectory = gnupgHome
         return PasswordStore(configuration: configuration)
+    }
+
+    /// A new sandbox and its store, initialized for the first test key (and, with a commit message, made a
+    /// git repository with everything committed): where most store tests start.
+    package static func withStore(committing message: String? = nil) throws -> SandboxAndStore {
+        let sandbox = try GPGSandbox()
+        let store = sandbox.store()
+        try store.initialize(recipients: [sandbox.keys[0].email])
+        if let message { try sandbox.commitEverything(in: store.root, message: message) }
+        return (sandbox, store)
     }
 
     /// A GPGME engine over the sandbox's keyring.
@@ -143,6 +147,15 @@ package struct SandboxError: Error, CustomStringConvertible {
     package let description: String
     /// Creates an error.
     package init(_ description: String) { self.description = description }
+}
+
+extension ChildProcess.Output {
+    /// This output when the program exited 0; else a ``SandboxError`` that says `command` exited with its
+    /// status, and what it wrote on standard error.
+    package func exitedZero(_ command: String) throws -> Self {
+        guard status == 0 else { throw SandboxError("\(command) exited \(status): \(errorText)") }
+        return self
+    }
 }
 
 /// The keyring made once per test process.

@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The OpenPGP implementations the interoperability tests compare coffer with: gpg and the ones
 /// Debian packages as `sq`, `sqop`, `rnp` and `python3-pgpy` (installed by `scripts/bootstrap.sh`).
 public enum OpenPGPImplementation: String, CaseIterable, Sendable, CustomStringConvertible {

@@ -339,7 +339,34 @@ struct SecretKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     }
 }
 
-struct SecretUnkeyedEncodingContainer: UnkeyedEncodingContainer {
+/// A container without keys (unkeyed or single value) that encodes a value of every type, the primitive
+/// ones included, through ``store(_:)``: the `encode` overloads both container protocols ask for.
+protocol SecretValueEncoding {
+    /// Encodes `value` as this container's next (or only) value.
+    func store<T: Encodable>(_ value: T) throws
+}
+
+/// The `encode` overloads of `UnkeyedEncodingContainer` and `SingleValueEncodingContainer`, through `store`
+/// (but for `Int128` and `UInt128`, which the standard library's own defaults would make ambiguous here).
+extension SecretValueEncoding {
+    mutating func encode<T: Encodable>(_ value: T) throws { try store(value) }
+    mutating func encode(_ value: Bool) throws { try store(value) }
+    mutating func encode(_ value: String) throws { try store(value) }
+    mutating func encode(_ value: Double) throws { try store(value) }
+    mutating func encode(_ value: Float) throws { try store(value) }
+    mutating func encode(_ value: Int) throws { try store(value) }
+    mutating func encode(_ value: Int8) throws { try store(value) }
+    mutating func encode(_ value: Int16) throws { try store(value) }
+    mutating func encode(_ value: Int32) throws { try store(value) }
+    mutating func encode(_ value: Int64) throws { try store(value) }
+    mutating func encode(_ value: UInt) throws { try store(value) }
+    mutating func encode(_ value: UInt8) throws { try store(value) }
+    mutating func encode(_ value: UInt16) throws { try store(value) }
+    mutating func encode(_ value: UInt32) throws { try store(value) }
+    mutating func encode(_ value: UInt64) throws { try store(value) }
+}
+
+struct SecretUnkeyedEncodingContainer: UnkeyedEncodingContainer, SecretValueEncoding {
     let worker: SecretEncodingWorker
     let storage: SecretUnkeyedStorage
     let codingPath: [any CodingKey]
@@ -348,30 +375,17 @@ struct SecretUnkeyedEncodingContainer: UnkeyedEncodingContainer {
 
     private var nextPath: [any CodingKey] { codingPath + [SecretCodingKey(intValue: count)] }
 
-    private func add<T: Encodable>(_ value: T) throws {
+    /// Appends `value` as the next element.
+    func store<T: Encodable>(_ value: T) throws {
         storage.elements.append(try worker.box(value, at: nextPath))
     }
 
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128) throws { try store(value) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128) throws { try store(value) }
+
     mutating func encodeNil() throws { storage.elements.append(.null) }
-    mutating func encode<T: Encodable>(_ value: T) throws { try add(value) }
-    mutating func encode(_ value: Bool) throws { try add(value) }
-    mutating func encode(_ value: String) throws { try add(value) }
-    mutating func encode(_ value: Double) throws { try add(value) }
-    mutating func encode(_ value: Float) throws { try add(value) }
-    mutating func encode(_ value: Int) throws { try add(value) }
-    mutating func encode(_ value: Int8) throws { try add(value) }
-    mutating func encode(_ value: Int16) throws { try add(value) }
-    mutating func encode(_ value: Int32) throws { try add(value) }
-    mutating func encode(_ value: Int64) throws { try add(value) }
-    mutating func encode(_ value: UInt) throws { try add(value) }
-    mutating func encode(_ value: UInt8) throws { try add(value) }
-    mutating func encode(_ value: UInt16) throws { try add(value) }
-    mutating func encode(_ value: UInt32) throws { try add(value) }
-    mutating func encode(_ value: UInt64) throws { try add(value) }
-    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-    mutating func encode(_ value: Int128) throws { try add(value) }
-    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-    mutating func encode(_ value: UInt128) throws { try add(value) }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type
@@ -398,35 +412,22 @@ struct SecretUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     }
 }
 
-struct SecretSingleValueEncodingContainer: SingleValueEncodingContainer {
+struct SecretSingleValueEncodingContainer: SingleValueEncodingContainer, SecretValueEncoding {
     let worker: SecretEncodingWorker
 
     var codingPath: [any CodingKey] { worker.codingPath }
 
-    private func set<T: Encodable>(_ value: T) throws {
+    /// Makes `value` the container's value.
+    func store<T: Encodable>(_ value: T) throws {
         worker.value = try worker.box(value, at: codingPath)
     }
 
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128) throws { try store(value) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128) throws { try store(value) }
+
     mutating func encodeNil() throws { worker.value = .null }
-    mutating func encode<T: Encodable>(_ value: T) throws { try set(value) }
-    mutating func encode(_ value: Bool) throws { try set(value) }
-    mutating func encode(_ value: String) throws { try set(value) }
-    mutating func encode(_ value: Double) throws { try set(value) }
-    mutating func encode(_ value: Float) throws { try set(value) }
-    mutating func encode(_ value: Int) throws { try set(value) }
-    mutating func encode(_ value: Int8) throws { try set(value) }
-    mutating func encode(_ value: Int16) throws { try set(value) }
-    mutating func encode(_ value: Int32) throws { try set(value) }
-    mutating func encode(_ value: Int64) throws { try set(value) }
-    mutating func encode(_ value: UInt) throws { try set(value) }
-    mutating func encode(_ value: UInt8) throws { try set(value) }
-    mutating func encode(_ value: UInt16) throws { try set(value) }
-    mutating func encode(_ value: UInt32) throws { try set(value) }
-    mutating func encode(_ value: UInt64) throws { try set(value) }
-    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-    mutating func encode(_ value: Int128) throws { try set(value) }
-    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-    mutating func encode(_ value: UInt128) throws { try set(value) }
 }
 
 /// Turns the encoded tree into the password and the field lines (coffer-store(5), THE CODABLE ARCHIVE).

@@ -11,24 +11,20 @@ package enum FileSystem {
         case missing, file, directory, symlink, other
     }
 
-    package static func kind(_ path: String) -> Kind {
+    /// What is at a path, without following a final symlink (`lstat`).
+    package static func kind(_ path: String) -> Kind { kind(path, followingSymlinks: false) }
+
+    /// What a path resolves to after following symlinks.
+    package static func resolvedKind(_ path: String) -> Kind { kind(path, followingSymlinks: true) }
+
+    /// What is at `path` as `stat` (following symlinks, so never `.symlink`) or `lstat` sees it.
+    private static func kind(_ path: String, followingSymlinks: Bool) -> Kind {
         var info = stat()
-        guard lstat(path, &info) == 0 else { return .missing }
+        guard (followingSymlinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return .missing }
         switch info.st_mode & S_IFMT {
         case S_IFREG: return .file
         case S_IFDIR: return .directory
         case S_IFLNK: return .symlink
-        default: return .other
-        }
-    }
-
-    /// What a path resolves to after following symlinks.
-    package static func resolvedKind(_ path: String) -> Kind {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return .missing }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: return .file
-        case S_IFDIR: return .directory
         default: return .other
         }
     }

@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `audit [--json] [--show-passwords] [--age DAYS] [--breached FILE] [--min-bits BITS] [subfolder]`:
 /// weak, reused, old and breached passwords, grouped by finding (``Audit`` does the work).
 ///

@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `clone URL [--path DIR]`: clones a store, installs the merge driver, checks the keys.
 enum CloneCommand {
     /// `clone`.

@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `edit pass-name`: decrypts the entry into a private folder in `/dev/shm`, runs `$EDITOR` on it, and
 /// encrypts the result back (a new entry when there was none).
 enum EditCommand {

@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Unknown commands run extensions: pass's bash extensions (`COMMAND.bash`) where pass looks for them,
 /// sourced by bash after coffer's prelude (``ExtensionPrelude``); and coffer's own executables
 /// (`coffer-COMMAND`) with the remaining arguments and the store's settings in their environment, as git

@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `fsck [--fix]`: checks the store; one line per finding; non-zero exit when something is wrong.
 enum FsckCommand {
     /// `fsck`.

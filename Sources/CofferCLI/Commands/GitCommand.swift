@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `git git-command-args...`: runs git in the store, attached to the terminal, with `TMPDIR` in a
 /// private folder under `/dev/shm`; `git init` also commits what is there and sets up the gpg diff.
 enum GitCommand {

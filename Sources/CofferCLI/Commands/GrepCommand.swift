@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `grep [GREPOPTIONS] search-string`: searches every decrypted entry as `grep --color=always` would (in
 /// the process for grep's common options, else with the system grep, the plaintext on its standard
 /// input), and prints each matching entry's name and grep's output.

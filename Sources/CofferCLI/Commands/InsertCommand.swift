@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `insert`, `add [--echo,-e | --multiline,-m] [--force,-f] pass-name`: stores a password typed twice
 /// (hidden), once (echoed), or everything on standard input (multiline).
 enum InsertCommand {

@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `git-merge-driver BASE OURS THEIRS PATH`: the merge driver git runs for `*.gpg` (`merge=coffer`).
 ///
 /// git runs it at the top of the work tree, which is the store. Exits 0 when the entry is merged: cleanly,

@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `recipients [-p SUBFOLDER]`, `recipients add|rm [-p SUBFOLDER] KEY...`: who can read the store (or a
 /// folder), and changing it in one step: `.gpg-id` rewritten (and signed), the entries that need it
 /// re-encrypted on every core, the added keys kept in `.public-keys`, one commit.

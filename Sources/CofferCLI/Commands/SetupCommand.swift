@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `setup [--name NAME] [--email EMAIL] [--no-passphrase] [--remote URL | --clone URL]`: a first run in
 /// one command. Makes a key when the user has no secret key (ed25519 with a cv25519 encryption subkey,
 /// its passphrase asked by pinentry unless `--no-passphrase`), initialises the store for it (or clones

@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `sync`: pulls (rebase by default), merges entries field by field, pushes, and says what changed.
 enum SyncCommand {
     /// `sync`.

@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// pass's `clip`: puts a secret on the Wayland (`wl-copy`) or X11 (`xclip`) clipboard and, in a detached
 /// process, puts back what was there before after `PASSWORD_STORE_CLIP_TIME` seconds, unless the clipboard
 /// changed meanwhile.

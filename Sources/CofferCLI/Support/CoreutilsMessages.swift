@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The lines pass's coreutils calls print (`mkdir -v`, `rm -v`, `mv -v`, `cp -v`) and pass's own lines for
 /// `init`, spelled byte for byte as coreutils 9.1 spells them.
 enum CoreutilsMessages {

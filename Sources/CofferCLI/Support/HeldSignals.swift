@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Runs a change of many files with SIGINT, SIGTERM and SIGHUP held back, so that a Ctrl-C or a closed
 /// terminal cannot stop it between its steps; a signal that came meanwhile takes effect when it is done.
 /// Threads the change starts inherit the mask; children start with the signals unblocked, so a child

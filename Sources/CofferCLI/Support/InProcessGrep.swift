@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// `grep --color=always [-iEFwvcn] PATTERN` over one plaintext, in the process: glibc's `regcomp` and
 /// `regexec` (the regex engine GNU grep's own follows) instead of one `grep` process per entry.
 ///

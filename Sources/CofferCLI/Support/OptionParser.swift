@@ -142,14 +142,26 @@ struct OptionParser {
         case .optional:
             result.options.append((name(of: chosen), attached))
         case .required:
-            if let attached {
-                result.options.append((name(of: chosen), attached))
-            } else if index < arguments.count {
-                result.options.append((name(of: chosen), arguments[index]))
-                index += 1
-            } else {
-                result.errors.append("\(program): option '--\(long)' requires an argument")
-            }
+            addRequired(
+                chosen, attached, arguments, &index, &result,
+                missing: "\(program): option '--\(long)' requires an argument")
+        }
+    }
+
+    /// Adds `option` with its value: `attached` (`--path=sub`, `-psub`) when there is one, else the next
+    /// argument; with neither, the error `missing`.
+    private func addRequired(
+        _ option: Option, _ attached: String?, _ arguments: [String], _ index: inout Int,
+        _ result: inout Result,
+        missing: String
+    ) {
+        if let attached {
+            result.options.append((name(of: option), attached))
+        } else if index < arguments.count {
+            result.options.append((name(of: option), arguments[index]))
+            index += 1
+        } else {
+            result.errors.append(missing)
         }
     }
 
@@ -174,14 +186,9 @@ struct OptionParser {
                 result.options.append((name(of: option), rest.isEmpty ? nil : rest))
                 return
             case .required:
-                if !rest.isEmpty {
-                    result.options.append((name(of: option), rest))
-                } else if index < arguments.count {
-                    result.options.append((name(of: option), arguments[index]))
-                    index += 1
-                } else {
-                    result.errors.append("\(program): option requires an argument -- '\(shown)'")
-                }
+                addRequired(
+                    option, rest.isEmpty ? nil : rest, arguments, &index, &result,
+                    missing: "\(program): option requires an argument -- '\(shown)'")
                 return
             }
         }

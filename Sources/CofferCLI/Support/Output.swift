@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// An unbuffered output stream over a file descriptor.
 ///
 /// Writes go straight to the descriptor, so text printed before a child process runs (git, grep, an

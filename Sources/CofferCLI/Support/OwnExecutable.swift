@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// This program's own executable, by its absolute path (whatever name or link it was started by), for
 /// starting it again from git, a shell or a detached helper with any `PATH`.
 var ownExecutable: String {

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A progress line on standard error for bulk work (`grep`, `init` re-encryption, `fsck`): entries done
 /// out of the total, the rate, and the time left.
 ///

@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// pass's `tmpdir`: a private (0700) folder in `/dev/shm` for plaintext, or, after a warning, in `$TMPDIR`
 /// with its files overwritten before removal.
 ///

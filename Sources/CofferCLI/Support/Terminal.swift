@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The terminal settings to put back if a signal arrives while echo is off; read by the signal handler.
 nonisolated(unsafe) private var echoRestore = termios()
 /// Whether ``echoRestore`` holds settings to put back.

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The colours `tree -C` (tree 2.1) gives names: from `TREE_COLORS` or `LS_COLORS`, else tree's built-in
 /// scheme; none at all when `TERM` is unset.
 struct TreeColors {

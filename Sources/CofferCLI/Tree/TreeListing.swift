@@ -1,11 +1,5 @@
 import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// pass's listing, drawn natively: what `tree -N -C -l --noreport [-P PATTERN --prune --matchdirs
 /// --ignore-case] DIR | tail -n +2 | sed -E 's/\.gpg(\x1B\[[0-9]+m)?( ->|$)/\1\2/g'` prints with tree 2.1.
 ///

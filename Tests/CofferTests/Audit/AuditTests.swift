@@ -6,15 +6,11 @@ import Testing
 /// ``Audit`` as a library user sees it: findings as values, progress as events, passwords only when
 /// asked for, and the age of a password followed through a move that re-encrypted it for other keys.
 @Suite("Audit with real gpg")
-struct AuditTests {
-    let sandbox: GPGSandbox
-    let store: PasswordStore
+struct AuditTests: StoreSuite {
+    let fixture: SandboxAndStore
 
     init() throws {
-        sandbox = try GPGSandbox()
-        store = sandbox.store()
-        try store.initialize(recipients: [sandbox.keys[0].email])
-        try sandbox.commitEverything(in: store.root, message: "Add current contents of password store.")
+        fixture = try GPGSandbox.withStore(committing: "Add current contents of password store.")
     }
 
     /// The store, committing with faked dates.

@@ -3,12 +3,6 @@ import Testing
 
 @testable import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The offline Have I Been Pwned list: both ways of reading it (whole, and by bisection for large files)
 /// find exactly the hashes that are there, and refuse a list that is malformed or out of order.
 @Suite struct BreachedPasswordListTests {
@@ -77,8 +71,7 @@ import Testing
         let asked = (0..<20).map { _ in Self.hex(&random) }
         for limit in [64 << 20, 0] {
             list.wholeFileLimit = limit
-            let error = #expect(throws: CofferError.self) { try list.counts(of: asked) }
-            #expect(error?.message.contains("out of order") == true, "\(error?.message ?? "")")
+            let error = Self.expectRefusal(of: asked, by: list, saying: "out of order")
             #expect(error?.message.contains("\n") == false)
         }
         // One pair swapped deep inside: reading the whole file finds it.
@@ -86,8 +79,7 @@ import Testing
         lines.swapAt(1500, 1501)
         list = BreachedPasswordList(
             path: try folder.write("swapped.txt", lines.joined(separator: "\n") + "\n"))
-        let error = #expect(throws: CofferError.self) { try list.counts(of: asked) }
-        #expect(error?.message.contains("line 1502 is out of order") == true, "\(error?.message ?? "")")
+        Self.expectRefusal(of: asked, by: list, saying: "line 1502 is out of order")
     }
 
     @Test(arguments: [
@@ -112,6 +104,20 @@ import Testing
             }
             #expect(error?.code == .format, "\(text.debugDescription): \(error?.message ?? "")")
         }
+    }
+
+    /// Expects `list` to refuse to look up `hashes` with a `CofferError` whose message contains `part`.
+    @discardableResult
+    private static func expectRefusal(
+        of hashes: [[UInt8]], by list: BreachedPasswordList, saying part: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> CofferError? {
+        let error = #expect(throws: CofferError.self, sourceLocation: sourceLocation) {
+            try list.counts(of: hashes)
+        }
+        #expect(
+            error?.message.contains(part) == true, "\(error?.message ?? "")", sourceLocation: sourceLocation)
+        return error
     }
 
     /// Lines of one length (`HASH:1`), sorted, `count` of them, LF line ends.
@@ -164,10 +170,7 @@ import Testing
             path: try folder.write("swapped.txt", lines.joined(separator: "\n") + "\n"))
         list.wholeFileLimit = 0
         // Far below the landing line: the search goes left, never reading the lines after it again.
-        let error = #expect(throws: CofferError.self) {
-            try list.counts(of: [Array(lines[2].prefix(40).utf8)])
-        }
-        #expect(error?.message.contains("out of order") == true, "\(error?.message ?? "")")
+        Self.expectRefusal(of: [Array(lines[2].prefix(40).utf8)], by: list, saying: "out of order")
     }
 
     @Test func aByteOrderMarkIsRefusedBothWays() throws {
@@ -177,10 +180,8 @@ import Testing
             path: try folder.write("bom.txt", "\u{FEFF}" + lines.joined(separator: "\n")))
         for limit in [64 << 20, 0] {
             list.wholeFileLimit = limit
-            let error = #expect(throws: CofferError.self) {
-                try list.counts(of: [Array(lines[2999].prefix(40).utf8)])
-            }
-            #expect(error?.message.contains("is not HASH:COUNT") == true, "\(error?.message ?? "")")
+            Self.expectRefusal(
+                of: [Array(lines[2999].prefix(40).utf8)], by: list, saying: "is not HASH:COUNT")
         }
     }
 
@@ -191,9 +192,6 @@ import Testing
         let text = ([lines.last!] + lines.dropLast()).joined(separator: "\n") + "\n"
         var list = BreachedPasswordList(path: try folder.write("rotated.txt", text))
         list.wholeFileLimit = 0
-        let error = #expect(throws: CofferError.self) {
-            try list.counts(of: [Array(lines[1500].prefix(40).utf8)])
-        }
-        #expect(error?.message.contains("out of order") == true, "\(error?.message ?? "")")
+        Self.expectRefusal(of: [Array(lines[1500].prefix(40).utf8)], by: list, saying: "out of order")
     }
 }

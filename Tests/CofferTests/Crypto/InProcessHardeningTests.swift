@@ -4,12 +4,6 @@ import Testing
 
 @testable import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The in-process path reads what gpg reads, writes what gpg would write, and trusts only what gpg
 /// would: text-mode literal data, gpg's cipher choice, libgcrypt's secure memory, the agent's
 /// socket, lengths beyond 32 bits, the ECDH KDF and the randomness of the prefix.

@@ -9,6 +9,15 @@ struct EntrySecretTests {
         Secret(parsing: Array(text.utf8))
     }
 
+    /// Sets the field `key` of `entry` to `value` and expects the entry's bytes to be `expected`'s then.
+    private func setField(
+        _ key: String, _ value: String, in entry: inout Secret, expecting expected: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        try entry.setField(key, value)
+        #expect(entry.formatted() == Array(expected.utf8), sourceLocation: sourceLocation)
+    }
+
     @Test func readsPasswordFieldsAndOTPAuth() {
         let entry = secret(
             """
@@ -163,38 +172,34 @@ struct EntrySecretTests {
 
     @Test func setFieldReplacesInPlaceOrAppends() throws {
         var entry = secret("pw\nLogin :alice\nurl: x\nlogin: second\nfree text")
-        try entry.setField("login", "bob")
-        #expect(entry.formatted() == Array("pw\nLogin: bob\nurl: x\nlogin: second\nfree text".utf8))
+        try setField(
+            "login", "bob", in: &entry, expecting: "pw\nLogin: bob\nurl: x\nlogin: second\nfree text")
 
-        try entry.setField("email", "bob@example.com")
-        #expect(
-            entry.formatted()
-                == Array("pw\nLogin: bob\nurl: x\nlogin: second\nfree text\nemail: bob@example.com\n".utf8)
-        )
+        try setField(
+            "email", "bob@example.com", in: &entry,
+            expecting: "pw\nLogin: bob\nurl: x\nlogin: second\nfree text\nemail: bob@example.com\n")
 
         try entry.setField("url", "")
         #expect(entry.field("url") == "")
         #expect(entry.formatted().starts(with: Array("pw\nLogin: bob\nurl:\n".utf8)))
 
         var empty = secret("")
-        try empty.setField("login", "alice")
-        #expect(empty.formatted() == Array("\nlogin: alice\n".utf8))
+        try setField("login", "alice", in: &empty, expecting: "\nlogin: alice\n")
         #expect(empty.password == "")
     }
 
     @Test func setFieldWritesMultiLineValues() throws {
         var entry = secret("pw\nnotes: |\n  old\n  value\nafter: x\n")
-        try entry.setField("notes", "one line")
-        #expect(entry.formatted() == Array("pw\nnotes: one line\nafter: x\n".utf8))
-        try entry.setField("notes", "new\n\nvalue")
-        #expect(entry.formatted() == Array("pw\nnotes: |\n  new\n  \n  value\nafter: x\n".utf8))
+        try setField("notes", "one line", in: &entry, expecting: "pw\nnotes: one line\nafter: x\n")
+        try setField(
+            "notes", "new\n\nvalue", in: &entry, expecting: "pw\nnotes: |\n  new\n  \n  value\nafter: x\n")
         #expect(entry.field("notes") == "new\n\nvalue")
     }
 
     @Test func multiLineValueIsIndentedPastFollowingIndentedText() throws {
         var entry = secret("pw\nnotes: short\n   indented free text\n")
-        try entry.setField("notes", "a\nb")
-        #expect(entry.formatted() == Array("pw\nnotes: |\n    a\n    b\n   indented free text\n".utf8))
+        try setField(
+            "notes", "a\nb", in: &entry, expecting: "pw\nnotes: |\n    a\n    b\n   indented free text\n")
         #expect(entry.field("notes") == "a\nb")
     }
 

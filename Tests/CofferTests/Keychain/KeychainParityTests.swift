@@ -9,12 +9,6 @@ import Testing
     import Foundation
 #endif
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 // What the keychain libraries of Apple platforms offer (subscripts, labels, comments, item listings,
 // removing everything, async calls), with real gpg, git and pass.
 extension PasswordStoreTests {
@@ -111,12 +105,8 @@ extension PasswordStoreTests {
     }
 
     struct Deployment: Codable, Equatable {
-        struct Server: Codable, Equatable {
-            var host: String
-            var port: Int
-        }
         var password: String
-        var servers: [Server]
+        var servers: [ArchiveFixtures.Server]
         var tags: [String]
         var extra: [String: String]
     }

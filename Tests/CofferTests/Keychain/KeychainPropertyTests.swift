@@ -3,12 +3,6 @@ import Testing
 
 @testable import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -86,9 +80,7 @@ struct KeychainPropertyTests {
         let sample = ArchiveGenerator.sample(seed: seed)
         let passed = try sample.checkWithoutStore()
         #expect(passed, "\(passed ? "" : sample.debugText())")
-        let sandbox = try GPGSandbox()
-        let store = sandbox.store()
-        try store.initialize(recipients: [sandbox.keys[0].email])
+        let (sandbox, store) = try GPGSandbox.withStore()
         let keychain = try Keychain(service: "regression", store: store)
         try sample.store(keychain, "value")
         #expect(try sample.roundTrips(keychain, "value"))

@@ -3,21 +3,12 @@ import Testing
 
 @testable import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 @Suite("PasswordStore with real gpg")
-struct PasswordStoreTests {
-    let sandbox: GPGSandbox
-    let store: PasswordStore
+struct PasswordStoreTests: StoreSuite {
+    let fixture: SandboxAndStore
 
     init() throws {
-        sandbox = try GPGSandbox()
-        store = sandbox.store()
-        try store.initialize(recipients: [sandbox.keys[0].email])
+        fixture = try GPGSandbox.withStore()
     }
 
     func keyIDs(_ name: String) throws -> Set<String> {
@@ -26,6 +17,19 @@ struct PasswordStoreTests {
 
     func encryptionKeyID(_ index: Int) throws -> String {
         try store.engine.encryptionKeyIDs(for: [sandbox.keys[index].fingerprint]).first ?? ""
+    }
+
+    /// Expects writing `name` in `signing` to fail because the root `.gpg-id`'s signature is invalid,
+    /// leaving no entry behind.
+    func expectWriteRefusedForInvalidSignature(
+        _ signing: PasswordStore, _ name: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(sourceLocation: sourceLocation) {
+            try signing.write(name, SecureBytes(string: "x"))
+        } throws: { error in
+            (error as? CofferError)?.message == "Signature for \(signing.root)/./.gpg-id is invalid."
+        }
+        #expect(!signing.contains(name), sourceLocation: sourceLocation)
     }
 
     @Test func writeReadRoundTripWithModes() throws {
@@ -225,12 +229,7 @@ struct PasswordStoreTests {
         #expect(FileSystem.isFile(signing.root + "/.gpg-id.sig"))
         try signing.write("ok", SecureBytes(string: "x"))
         try "\(sandbox.keys[2].email)\n".write(toFile: signing.root + "/.gpg-id")
-        #expect {
-            try signing.write("tampered", SecureBytes(string: "x"))
-        } throws: { error in
-            (error as? CofferError)?.message == "Signature for \(signing.root)/./.gpg-id is invalid."
-        }
-        #expect(!signing.contains("tampered"))
+        expectWriteRefusedForInvalidSignature(signing, "tampered")
     }
 
     @Test func aUserIDThatLooksLikeStatusOutputCannotSignForAnotherKey() throws {
@@ -251,12 +250,7 @@ struct PasswordStoreTests {
         try FileSystem.atomicWrite(signing.root + "/.gpg-id", bytes: tampered, mode: 0o600)
         let forged = try signing.engine.signDetached(tampered, signer: evilFingerprint)
         try FileSystem.atomicWrite(signing.root + "/.gpg-id.sig", bytes: forged, mode: 0o600)
-        #expect {
-            try signing.write("stolen", SecureBytes(string: "x"))
-        } throws: { error in
-            (error as? CofferError)?.message == "Signature for \(signing.root)/./.gpg-id is invalid."
-        }
-        #expect(!signing.contains("stolen"))
+        expectWriteRefusedForInvalidSignature(signing, "stolen")
     }
 
     @Test func aStaleIndexLockFromAKilledGitIsRemoved() throws {

@@ -3,12 +3,6 @@ import Testing
 
 @testable import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 extension PasswordStoreTests {
     /// The entry every check starts with.
     func addGoodEntry() throws {

@@ -4,12 +4,6 @@ import Testing
 
 @testable import Coffer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 @Suite("Store lock: concurrent writers")
 struct StoreLockTests {
     @Test func eightThreadsWriteIntoOneGitStoreWithoutLosingACommit() throws {

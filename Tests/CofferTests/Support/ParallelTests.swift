@@ -1,12 +1,7 @@
+import CofferTestSupport
 import Testing
 
 @testable import Coffer
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 @Suite("Parallel: ordered results from several threads")
 struct ParallelTests {
