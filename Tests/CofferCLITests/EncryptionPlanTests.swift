@@ -106,11 +106,11 @@ struct EncryptionPlanTests {
                 .standardOutput
         }
 
-        /// The plan files of this sandbox's GnuPG home in the user's private runtime folder.
+        /// The plan files of this sandbox's GnuPG home in the user's cache folder.
         func planFiles() throws -> [String] {
             let home = "h" + sandbox.gnupgHome.utf8.map { String($0, radix: 16, uppercase: true) }.joined()
             let listing = try sandbox.run([
-                "sh", "-c", "grep -l -F -e \"for $0 \" /dev/shm/coffer-$(id -u)/plan-* 2>/dev/null; true",
+                "sh", "-c", "grep -l -F -e \"for $0 \" \"$HOME\"/.cache/coffer/plan-* 2>/dev/null; true",
                 home,
             ])
             return listing.outputText.split(separator: "\n").map(String.init)
@@ -201,6 +201,23 @@ struct EncryptionPlanTests {
         }
         #expect(try fixture.encryptions { try fixture.check(["insert", "-m", "eight"], input: "8\n") } == 1)
         #expect(try fixture.decryptedByGPG("eight") == Array("8\n".utf8))
+        // A plan that claims more than an hour, or a FIFO in a plan's place (which must not hang the write).
+        for plan in try fixture.planFiles() {
+            try fixture.sandbox.check(["sh", "-c", "sed -i 's/^until .*/until 9999999999/' \"$0\"", plan])
+        }
+        #expect(
+            try fixture.encryptions { try fixture.check(["insert", "-m", "eight-b"], input: "8\n") } == 1)
+        for plan in try fixture.planFiles() {
+            try fixture.sandbox.check(["sh", "-c", "rm \"$0\" && mkfifo -m 600 \"$0\"", plan])
+            var written: ChildProcess.Output?
+            let started = try fixture.encryptions {
+                written = try fixture.sandbox.run(
+                    ["timeout", "60", fixture.binary, "insert", "-m", "eight-c"], input: Array("8\n".utf8),
+                    environment: ["PATH": fixture.path])
+            }
+            #expect(started == 1 && written?.status == 0, "\(written?.errorText ?? "")")
+            try fixture.sandbox.check(["rm", "-f", plan])
+        }
 
         // The key revoked: gpg refuses, as pass's gpg does, and the entry is not written.
         let fingerprint = fixture.sandbox.keys[0].fingerprint
@@ -220,6 +237,57 @@ struct EncryptionPlanTests {
         #expect(!FileSystem.exists(fixture.sandbox.storeDirectory + "/nine.gpg"))
         let byPass = try fixture.sandbox.run(["pass", "insert", "-m", "nine"], input: Array("9\n".utf8))
         #expect(byPass.status != 0)
+    }
+
+    @Test func keysValidThroughSignaturesOrOtherFilesAlwaysGoThroughGPG() throws {
+        let fixture = try Fixture()
+        // A colleague's key, made in another keyring and certified here: valid through a signature,
+        // which can expire, so every write asks gpg.
+        let other = fixture.sandbox.directory + "/colleague"
+        let colleague = ["GNUPGHOME": other]
+        try fixture.sandbox.check(["mkdir", "-m", "700", other])
+        try fixture.sandbox.check(
+            [
+                "gpg", "--batch", "--quiet", "--passphrase", "", "--quick-gen-key",
+                "Colleague <col@coffer.test>",
+                "ed25519", "sign", "never",
+            ], environment: colleague)
+        let listing = try fixture.sandbox.check(
+            ["gpg", "--with-colons", "--list-keys", "col@coffer.test"], environment: colleague
+        ).outputText
+        let fingerprint = try #require(
+            listing.split(separator: "\n").first { $0.hasPrefix("fpr:") }.map {
+                String($0.split(separator: ":", omittingEmptySubsequences: false)[9])
+            })
+        try fixture.sandbox.check(
+            [
+                "gpg", "--batch", "--quiet", "--passphrase", "", "--quick-add-key", fingerprint, "cv25519",
+                "encr",
+            ],
+            environment: colleague)
+        let exported = try fixture.sandbox.check(["gpg", "--export", fingerprint], environment: colleague)
+        try fixture.sandbox.check(["gpg", "--batch", "--quiet", "--import"], input: exported.standardOutput)
+        try fixture.sandbox.check(["gpg", "--batch", "--quiet", "--yes", "--quick-lsign-key", fingerprint])
+        _ = try fixture.sandbox.run(["gpgconf", "--kill", "all"], environment: colleague)
+        try fixture.check(["init", "-p", "team", fixture.sandbox.keys[0].email, fingerprint])
+        for index in 0..<3 {
+            let started = try fixture.encryptions {
+                try fixture.check(["insert", "-m", "team/e\(index)"], input: "t\(index)\n")
+            }
+            #expect(started == 1, "write \(index) to a key valid through a signature")
+        }
+        // The user's own key alone is planned.
+        #expect(try fixture.writesUntilPlanned("own") >= 1)
+        // gpg.conf naming another trust database (or keyring): every write asks gpg.
+        try fixture.sandbox.check([
+            "sh", "-c", "echo \"trustdb-name $0/trustdb.gpg\" > \"$0/gpg.conf\"", fixture.sandbox.gnupgHome,
+        ])
+        for index in 0..<3 {
+            let started = try fixture.encryptions {
+                try fixture.check(["insert", "-m", "conf\(index)"], input: "c\(index)\n")
+            }
+            #expect(started == 1, "write \(index) with trustdb-name in gpg.conf")
+        }
     }
 
     @Test func anExpiringKeyBoundsThePlan() throws {
@@ -267,6 +335,18 @@ struct EncryptionPlanTests {
             try fixture.sandbox.check(["sh", "-c", "printf '%s' \"$1\" >> \"$0\"", config, section])
             let decided = try commits("s\(section.count)")
             #expect(decided.count == 1 && !decided[0].contains("maintenance.auto"), "\(section): \(decided)")
+            try fixture.sandbox.check(["sh", "-c", "cat > \"$0\"", config], input: original)
+        }
+        // Headers git reads that do not start a line: after another header, after a byte-order mark.
+        // (A byte-order mark counts only at the very start of the file, so that text goes first.)
+        for text in ["[core][gc]\n\tauto = 100\n", "\u{FEFF}[gc]\n\tauto = 100\n"] {
+            let config = store + "/.git/config"
+            let original = try fixture.sandbox.read(config)
+            try fixture.sandbox.check(
+                ["sh", "-c", "cat > \"$0\"", config], input: Array(text.utf8) + original)
+            #expect(try fixture.sandbox.check(["git", "-C", store, "config", "gc.auto"]).outputText == "100")
+            let decided = try commits("t\(text.utf8.count)")
+            #expect(decided.count == 1 && !decided[0].contains("maintenance.auto"), "\(text): \(decided)")
             try fixture.sandbox.check(["sh", "-c", "cat > \"$0\"", config], input: original)
         }
         // A value that merely contains the letters (a credential helper named gcloud) changes nothing.

@@ -108,6 +108,9 @@ public struct KeyInfo: Sendable, Equatable {
     public let isExpired: Bool
     /// Whether the whole key is revoked.
     public let isRevoked: Bool
+    /// Whether the owner of the keyring trusts the key ultimately (its own keys, as a rule): then gpg
+    /// takes it as valid by itself, whatever signatures it carries or lacks and whatever the time.
+    package var isUltimatelyTrusted = false
 }
 
 extension CryptoEngine {

@@ -11,11 +11,15 @@
 ///
 /// gpg decides which subkeys a message goes to from the keyring, the trust database, its
 /// configuration and the time (expiry). A plan records the identity (device, inode, size,
-/// modification and change times) of every one of those files in GnuPG's home, and the earliest
-/// expiry of the keys it names (at most an hour ahead, for validity that web-of-trust signatures
-/// give and take); any difference, a clock gone back, a key the keyring no longer holds, or a plan
-/// file that is not the user's own, and gpg encrypts again and makes a new plan. The plans live in
-/// the user's private runtime folder (``StoreLock/privateFolder()``); they hold fingerprints and
+/// modification and change times) of every one of those files in GnuPG's home and in `/etc/gnupg`,
+/// and the earliest expiry of the keys it names (at most an hour ahead); any difference, a clock
+/// gone back, a key the keyring no longer holds, or a plan file that is not the user's own, and gpg
+/// encrypts again and makes a new plan. A plan is made only for keys whose validity the time cannot
+/// change but by their own expiry: keys the user trusts ultimately (their own), or any key under
+/// `--trust-model always`; a key valid through others' signatures, which expire, goes through gpg
+/// every time. Nor is one made when gpg's configuration names other keyring or trust database files
+/// (`keyring`, `primary-keyring`, `no-default-keyring`, `trustdb-name`) or keyboxd. The plans live
+/// in the user's cache folder (`~/.cache/coffer`, private to the user); they hold fingerprints and
 /// file identities, no secret.
 enum EncryptionPlans {
     /// How long a plan is used at most, in seconds.
@@ -57,9 +61,14 @@ enum EncryptionPlans {
     /// and handed to ``remember(_:choice:recipients:engine:before:)``.
     static func stamps(home: String) -> String {
         guard let names = try? FileSystem.contents(of: home, sorted: true) else { return "" }
-        return names.filter(isWatched).map { name in
+        // The system-wide configuration gpg reads too, whether it is there or not.
+        let system = ((try? FileSystem.contents(of: systemFolder, sorted: true)) ?? []).filter(isWatched)
+        let paths =
+            names.filter(isWatched).map { home + "/" + $0 } + [home + "/public-keys.d/pubring.db"]
+            + system.map { systemFolder + "/" + $0 }
+        return paths.map { path in
             var info = stat()
-            guard stat(home + "/" + name, &info) == 0 else { return name + ":-" }
+            guard stat(path, &info) == 0 else { return path + ":-" }
             #if canImport(Darwin)
                 let (modified, changed) = (info.st_mtimespec, info.st_ctimespec)
             #else
@@ -70,8 +79,27 @@ enum EncryptionPlans {
                 Int(modified.tv_nsec),
                 Int(changed.tv_sec), Int(changed.tv_nsec),
             ]
-            return name + ":" + fields.map(String.init).joined(separator: ".")
-        }.joined(separator: "/")
+            return path + ":" + fields.map(String.init).joined(separator: ".")
+        }.joined(separator: "|")
+    }
+
+    /// GnuPG's system-wide configuration folder.
+    static let systemFolder = "/etc/gnupg"
+
+    /// Whether gpg's configuration files (GnuPG's home's and the system's) may make gpg read keys or
+    /// trust from files a plan does not watch: other keyrings, another trust database, keyboxd.
+    static func configurationNamesOtherFiles(home: String) -> Bool {
+        let folders = [home, systemFolder]
+        return folders.contains { folder in
+            let names = ((try? FileSystem.contents(of: folder, sorted: false)) ?? []).filter {
+                $0.hasPrefix("gpg.conf") || $0.hasPrefix("common.conf")
+            }
+            return names.contains { name in
+                guard let bytes = try? FileSystem.readFile(folder + "/" + name) else { return true }
+                let text = String(decoding: bytes, as: UTF8.self).lowercased()
+                return ["keyring", "trustdb", "keyboxd"].contains { text.contains($0) }
+            }
+        }
     }
 
     /// Keeps gpg's choice for `message` (just made by gpg for `recipients`) as the plan for the next
@@ -83,6 +111,7 @@ enum EncryptionPlans {
     ) {
         guard let cipher = choice?.inProcessCipher, !before.isEmpty,
             let home = GPGOptions.gnupgHome(engine.options.homeDirectory),
+            !configurationNamesOtherFiles(home: home.path),
             let keys = DirectEncryption.recipients(of: message, homeDirectory: engine.options.homeDirectory),
             !keys.isEmpty
         else { return }
@@ -93,7 +122,7 @@ enum EncryptionPlans {
         for fingerprint in fingerprints {
             // The key holding the subkey: its own expiry and the subkey's bound the plan.
             guard let key = listed.first(where: { $0.subkeys.contains { $0.fingerprint == fingerprint } }),
-                !key.isExpired, !key.isRevoked,
+                !key.isExpired, !key.isRevoked, key.isUltimatelyTrusted || engine.options.alwaysTrust,
                 let subkey = key.subkeys.first(where: { $0.fingerprint == fingerprint }), !subkey.isUnusable,
                 let primary = key.subkeys.first
             else { return }
@@ -141,13 +170,31 @@ enum EncryptionPlans {
     /// The file of the plan for `recipients`: named by a hash of its subject, which the file repeats.
     static func planFile(for recipients: [String], options: GPGOptions, home: String) throws -> String {
         let name = Hex.upper(Gcrypt.sha1(Array(subject(recipients, options, home).utf8)))
-        return try StoreLock.privateFolder() + "/plan-" + name
+        return try folder() + "/plan-" + name
+    }
+
+    /// `$XDG_CACHE_HOME/coffer` (else `~/.cache/coffer`): made 0700, and used only when it is a folder
+    /// of this user that no one else may enter. Not the runtime folder in `/dev/shm`, which programs
+    /// that share the user's id but not their home (a container sharing the host's IPC) can reach.
+    static func folder() throws -> String {
+        let cache = environmentValue("XDG_CACHE_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
+        guard
+            let base = cache ?? environmentValue("HOME").flatMap({ $0.hasPrefix("/") ? $0 + "/.cache" : nil })
+        else { throw CofferError(.io, "no home folder for encryption plans") }
+        let folder = base + "/coffer"
+        if FileSystem.kind(folder) == .missing { try FileSystem.makeDirectories(folder, mode: 0o700) }
+        var info = stat()
+        guard lstat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid(),
+            info.st_mode & 0o077 == 0
+        else { throw CofferError(.io, "\(folder) is not a private folder of this user") }
+        return folder
     }
 
     /// The plan in `file` when it is a regular file of this user that no one else may write, and is
     /// for `subject`.
     static func read(_ file: String, for subject: String) -> Plan? {
-        let descriptor = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        // Not blocking: a FIFO put in a plan's place must not hang the write (it is refused below).
+        let descriptor = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var info = stat()
@@ -176,6 +223,7 @@ enum EncryptionPlans {
             let cipher = fields["cipher"].flatMap({ UInt8($0) }),
             let stamps = fields["stamps"], !fingerprints.isEmpty
         else { return nil }
+        guard until - since <= maximumAge else { return nil }
         return Plan(since: since, until: until, cipher: cipher, stamps: stamps, fingerprints: fingerprints)
     }
 }

@@ -413,6 +413,7 @@ extension KeyInfo {
             fingerprint: key.pointee.fpr.map { String(cString: $0) } ?? "",
             userIDs: userIDs, subkeys: subkeys, hasSecret: key.pointee.secret != 0,
             isExpired: key.pointee.expired != 0, isRevoked: key.pointee.revoked != 0)
+        isUltimatelyTrusted = key.pointee.owner_trust == GPGME_VALIDITY_ULTIMATE
     }
 }
 

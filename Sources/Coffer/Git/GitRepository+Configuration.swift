@@ -48,8 +48,8 @@ extension GitRepository {
 
     /// Whether git's configuration could mention any of `words` or set anything in one of `sections`
     /// (lower case): `false` only when none of the files git reads (the repository's, the user's, the
-    /// system's) contains one of the words or an include, or starts a line with one of the sections'
-    /// headers (`[gc]`, `[gc "..."]`, `[gc.x]`), and no `GIT_CONFIG*` variable (but
+    /// system's) contains one of the words or an include, or one of the sections' headers (`[gc]`,
+    /// `[gc "..."]`, `[gc.x]`), and no `GIT_CONFIG*` variable (but
     /// `GIT_CONFIG_NOSYSTEM`) changes which files or settings those are. Saves a git process where the answer would be git's default.
     func configurationMayMention(_ words: [String] = [], sections: [String] = []) -> Bool {
         let environment = baseEnvironment ?? StoreConfiguration.processEnvironment()
@@ -76,11 +76,11 @@ extension GitRepository {
             guard let bytes = try? FileSystem.readFile(file) else { return true }
             let text = String(decoding: bytes, as: UTF8.self).lowercased()
             if (words + ["include"]).contains(where: { text.contains($0) }) { return true }
-            return text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).contains { line in
-                let header = line.drop { $0 == " " || $0 == "\t" }
-                guard header.first == "[" else { return false }
-                let name = header.dropFirst().prefix { !"] \t.\"".contains($0) }
-                return sections.contains(String(name))
+            // Every '[' counts, not only at the start of a line: git reads `[core][gc]` as two headers,
+            // and a byte-order mark before the first one. A value that happens to hold `[gc]` only costs
+            // the saving.
+            return text.split(separator: "[", omittingEmptySubsequences: false).dropFirst().contains { rest in
+                sections.contains(String(rest.prefix { !"] \t.\"".contains($0) }))
             }
         }
     }

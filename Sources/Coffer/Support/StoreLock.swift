@@ -79,8 +79,8 @@ enum StoreLock {
     }
 
     /// The user's private runtime folder, `/dev/shm/coffer-UID` (else in `$TMPDIR`): created 0700, and
-    /// used only when it is a folder of this user that no one else may enter. Locks and remembered
-    /// encryption choices live there; nothing secret does.
+    /// used only when it is a folder of this user that no one else may enter. Locks live there; nothing
+    /// secret does.
     static func privateFolder() throws -> String {
         let base = FileSystem.isDirectory("/dev/shm") ? "/dev/shm" : (environmentValue("TMPDIR") ?? "/tmp")
         let folder = base + "/coffer-\(getuid())"
