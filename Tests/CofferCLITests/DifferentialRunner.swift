@@ -283,6 +283,11 @@ enum Tolerance {
             "`coffer git init` also configures git's `merge.coffer.*` driver for entries: those configuration "
                 + "lines are ignored"
         ),
+        (
+            "encryption plans",
+            "coffer remembers gpg's choice for a recipient list in `~/.cache/coffer/` (fingerprints and file "
+                + "identities, nothing secret) so that later writes start no gpg: that folder is ignored"
+        ),
     ]
 
     /// coffer's standard error with pass's where they differ only in the secrets of OTP URIs that coffer
@@ -317,6 +322,26 @@ enum Tolerance {
         files.removeAll { line in
             line.hasPrefix("    config: merge.coffer.") && !reference.files.contains(line)
         }
+        files = withoutEncryptionPlans(files, reference: reference.files)
+    }
+
+    /// The file lines without coffer's `.cache/coffer` folder (and `.cache` when pass has none), and
+    /// without the content lines (`    | ...`) of the files in it.
+    static func withoutEncryptionPlans(_ files: [String], reference: [String]) -> [String] {
+        var kept: [String] = []
+        var dropping = false
+        for line in files {
+            if line.hasPrefix("    |") {
+                if !dropping { kept.append(line) }
+                continue
+            }
+            let path = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2).first
+            dropping =
+                path == ".cache/coffer" || path?.hasPrefix(".cache/coffer/") == true
+                || (path == ".cache" && !reference.contains(line))
+            if !dropping { kept.append(line) }
+        }
+        return kept
     }
 
     /// coffer's output with its own help text, banner and program name replaced by what pass printed in

@@ -14,21 +14,20 @@ import Testing
 /// configuration, expiry, the plan file itself) sends the next message through gpg again.
 @Suite("Encryption plans and commits without spare processes")
 struct EncryptionPlanTests {
-    /// A sandbox with a store under git, coffer run by absolute path through logging `gpg` and `git`
-    /// wrappers.
-    final class Fixture {
-        let sandbox: GPGSandbox
-        let binary: String
-        let log: String
-        let path: String
+    /// coffer installed as `pass` over a git store (``InstalledAsPass``), run by its absolute path with
+    /// `PATH` holding logging `gpg` and `git` wrappers and the system's folders.
+    struct Fixture {
+        let installed: InstalledAsPass
+        var sandbox: GPGSandbox { installed.sandbox }
+        var binary: String { installed.program }
+        /// The file the wrappers log each run to.
+        var log: String { sandbox.directory + "/programs.log" }
+        /// The wrappers' folder, then `/usr/bin:/bin`.
+        var path: String { sandbox.directory + "/wrappers:/usr/bin:/bin" }
 
         init() throws {
-            sandbox = try GPGSandbox()
-            binary = try CofferBinary.path()
-            log = sandbox.directory + "/programs.log"
-            path = try sandbox.loggingWrappers(for: ["gpg", "git"], log: log)
-            try check(["init", sandbox.keys[0].email])
-            try check(["git", "init"])
+            installed = try InstalledAsPass(git: true)
+            _ = try sandbox.loggingWrappers(for: ["gpg", "git"], log: log)
         }
 
         /// Runs coffer with the wrappers first on `PATH`.
@@ -37,7 +36,7 @@ struct EncryptionPlanTests {
         {
             var variables = environment
             variables["PATH"] = path
-            return try sandbox.run([binary] + arguments, input: Array(input.utf8), environment: variables)
+            return try installed.run(arguments, input: input, environment: variables)
         }
 
         /// Runs coffer with the clock `offset` ahead (`faketime -f +20m`); only the clock moves, not the

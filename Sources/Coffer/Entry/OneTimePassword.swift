@@ -530,7 +530,7 @@ package enum URIText {
     }
 }
 
-/// Base32 (RFC 4648) decoding as oathtool does it: liboath removes spaces, upper-cases and adds the
+/// Base32 (RFC 4648) decoding as oathtool does it (encoding: `Base32+Encoding.swift`): liboath removes spaces, upper-cases and adds the
 /// padding a final group lacks, then gnulib decodes each group of eight characters.
 package enum Base32 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)

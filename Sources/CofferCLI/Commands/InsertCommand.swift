@@ -52,16 +52,8 @@ enum InsertCommand {
             standardOutput.write("Enter contents of \(path) and press Ctrl+D when finished:\n\n")
             contents = readAll()
         } else if !echo {
-            let first = Terminal.bashRead(prompt: "Enter password for \(path): ", hidden: true)
-            guard first.succeeded else { throw Exit(1) }
-            standardOutput.write("\n")
-            let second = Terminal.bashRead(prompt: "Retype password for \(path): ", hidden: true)
-            guard second.succeeded else { throw Exit(1) }
-            standardOutput.write("\n")
-            guard first.value.constantTimeEquals(second.value) else {
-                throw Exit.die("Error: the entered passwords do not match.")
-            }
-            contents = SecureBytes(first.value.bytes + [10])
+            let password = try Terminal.readConfirmed("password", "passwords", for: path)
+            contents = SecureBytes(password.bytes + [10])
         } else {
             let line = Terminal.bashRead(prompt: "Enter password for \(path): ", lineEditing: true)
             contents = SecureBytes(line.value.bytes + [10])
@@ -133,17 +125,27 @@ enum InsertCommand {
     static func write(_ name: String, _ contents: SecureBytes, _ invocation: Invocation, message: String)
         throws
     {
-        do {
+        try reportingEncryptionFailure(name, invocation, aborted: "Password encryption aborted.") {
             try invocation.store.write(name, contents, commitMessage: message)
+        }
+    }
+
+    /// Runs `write`, which encrypts the entry `name`; when gpg fails, or cannot create the file, says so
+    /// as pass (and pass-otp) do and ends with `aborted`.
+    static func reportingEncryptionFailure(
+        _ name: String, _ invocation: Invocation, aborted: String, _ write: () throws -> Void
+    ) throws {
+        do {
+            try write()
         } catch let error as GPGError {
             standardError.line("Error: \(error.message)")
-            throw Exit.die("Password encryption aborted.")
+            throw Exit.die(aborted)
         } catch let error as CofferError where error.code == .io && error.errno != nil {
             // What pass shows when gpg cannot write the file.
             let reason = error.errno!.description
             standardError.line("gpg: can't create '\(invocation.store.entryPath(name))': \(reason)")
             standardError.line("gpg: [stdin]: encryption failed: \(reason)")
-            throw Exit.die("Password encryption aborted.")
+            throw Exit.die(aborted)
         }
     }
 

@@ -291,16 +291,7 @@ enum OTPCommand {
         let question = "Enter \(what) for \(prompt): "
         guard Terminal.isTerminal(0) else { return Terminal.bashRead(prompt: question).value }
         if echo { return Terminal.bashRead(prompt: question, lineEditing: true).value }
-        let first = Terminal.bashRead(prompt: question, hidden: true)
-        guard first.succeeded else { throw Exit(1) }
-        standardOutput.write("\n")
-        let second = Terminal.bashRead(prompt: "Retype \(what) for \(prompt): ", hidden: true)
-        guard second.succeeded else { throw Exit(1) }
-        standardOutput.write("\n")
-        guard first.value.constantTimeEquals(second.value) else {
-            throw Exit.die("Error: the entered \(plural) do not match.")
-        }
-        return first.value
+        return try Terminal.readConfirmed(what, plural, for: prompt)
     }
 
     /// pass-otp's `otp_insert`: the sneaky-path check, the folder, the recipients, then `text` and a
@@ -319,17 +310,8 @@ enum OTPCommand {
 
     /// Runs a write, with pass-otp's `OTP secret encryption aborted.` when gpg fails.
     private static func encrypt(_ path: String, _ invocation: Invocation, _ write: () throws -> Void) throws {
-        do {
-            try write()
-        } catch let error as GPGError {
-            standardError.line("Error: \(error.message)")
-            throw Exit.die("OTP secret encryption aborted.")
-        } catch let error as CofferError where error.code == .io && error.errno != nil {
-            let reason = error.errno!.description
-            standardError.line("gpg: can't create '\(invocation.store.entryPath(path))': \(reason)")
-            standardError.line("gpg: [stdin]: encryption failed: \(reason)")
-            throw Exit.die("OTP secret encryption aborted.")
-        }
+        try InsertCommand.reportingEncryptionFailure(
+            path, invocation, aborted: "OTP secret encryption aborted.", write)
     }
 
     // MARK: - uri

@@ -30,6 +30,24 @@ enum Terminal {
         return sawAnything ? (line.finish(), false) : nil
     }
 
+    /// Reads `what` twice without echo, as pass does for a password (`Enter WHAT for NAME: `, then
+    /// `Retype WHAT for NAME: `, a newline after each), and returns it when both are the same.
+    ///
+    /// - Throws: exit status 1 when a read fails; `Error: the entered PLURAL do not match.` when the two
+    ///   differ.
+    static func readConfirmed(_ what: String, _ plural: String, for name: String) throws -> SecureBytes {
+        let first = bashRead(prompt: "Enter \(what) for \(name): ", hidden: true)
+        guard first.succeeded else { throw Exit(1) }
+        standardOutput.write("\n")
+        let second = bashRead(prompt: "Retype \(what) for \(name): ", hidden: true)
+        guard second.succeeded else { throw Exit(1) }
+        standardOutput.write("\n")
+        guard first.value.constantTimeEquals(second.value) else {
+            throw Exit.die("Error: the entered \(plural) do not match.")
+        }
+        return first.value
+    }
+
     /// bash's `read -r [-s] -p PROMPT var`: the prompt on standard error only when standard input is a
     /// terminal, the line with leading and trailing blanks removed, and `nil` when `read` fails (end of
     /// input before a newline; pass then often exits).

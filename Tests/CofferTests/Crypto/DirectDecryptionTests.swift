@@ -149,7 +149,7 @@ extension GPGMEEngineTests {
         let folder = try sandbox.check(["gpgconf", "--list-dirs", "socketdir"]).outputText
         #expect(GPGAgentConnection.socketDirectory(home: sandbox.gnupgHome, isDefaultHome: false) == folder)
         // The z-base-32 specification's example.
-        #expect(GPGAgentConnection.zBase32([0xf0, 0xbf, 0xc7]) == "6n9hq")
+        #expect(Base32.encode([0xf0, 0xbf, 0xc7], alphabet: Base32.zBase32) == "6n9hq")
     }
 
     @Test func withoutAnAgentGPGStartsOneAndThenItIsUsed() throws {

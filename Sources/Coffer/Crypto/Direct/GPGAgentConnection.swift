@@ -281,27 +281,11 @@ final class GPGAgentConnection {
             let folder = prefix + "/gnupg"
             guard status.st_uid == uid, isPrivateFolder(folder, strict: true) else { return home }
             if isDefaultHome { return folder }
-            let hashed = folder + "/d." + zBase32(Array(Gcrypt.sha1(Array(home.utf8)).prefix(15)))
+            let hashed =
+                folder + "/d."
+                + Base32.encode(Array(Gcrypt.sha1(Array(home.utf8)).prefix(15)), alphabet: Base32.zBase32)
             return isPrivateFolder(hashed, strict: true) ? hashed : home
         }
         return home
-    }
-
-    /// z-base-32 (the alphabet GnuPG names its socket folders with), 5 bits a character.
-    static func zBase32(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ybndrfg8ejkmcpqxot1uwisza345h769")
-        var text = ""
-        var bits = 0
-        var value = 0
-        for byte in bytes {
-            value = (value << 8 | Int(byte)) & 0xffff
-            bits += 8
-            while bits >= 5 {
-                bits -= 5
-                text.append(alphabet[(value >> bits) & 31])
-            }
-        }
-        if bits > 0 { text.append(alphabet[(value << (5 - bits)) & 31]) }
-        return text
     }
 }
