@@ -11,13 +11,15 @@ public func fuzzPackets(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(DirectDecryption.opened(bytes) == nil || size >= 40)
     if let literal = DirectDecryption.literalData(bytes) { precondition(literal.count <= size) }
     let contents = Array(bytes)
-    for keys in [KeyringIndex.indexKeybox(contents), KeyringIndex.indexPackets(contents)] {
+    for (keys, times) in [KeyringIndex.indexKeybox(contents), KeyringIndex.indexPackets(contents)] {
         for (keyID, found) in keys {
             for key in found {
                 precondition(key.keyID == keyID)
                 _ = key.keygrip
             }
         }
+        // Every key's block has times (at least its keys' creation), and only indexed keys have them.
+        precondition(times.keys.allSatisfy { keys[$0] != nil } && keys.keys.allSatisfy { times[$0] != nil })
     }
     // What the encryption writes, the reader reads back.
     let body = Array(contents.prefix(9_000))

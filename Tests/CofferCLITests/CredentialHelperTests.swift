@@ -244,7 +244,24 @@ struct CredentialHelperTests {
             #expect(refused.errorText.split(separator: "\n").count == 1, "\(refused.errorText)")
             #expect(!refused.errorText.contains("hidden") && !refused.errorText.contains("corp/bob"))
         }
+        // A password that is not UTF-8 cannot be kept as it is: refused, never replaced by other bytes.
+        let binary =
+            Array("protocol=https\nhost=example.org\nusername=carol\npassword=p".utf8) + [0xE4]
+            + Array("ss\n\n".utf8)
+        let notText = try installed.sandbox.run(
+            [installed.program, "git-credential", "store"], input: binary, environment: installed.environment)
+        #expect(
+            notText.status != 0 && notText.errorText.split(separator: "\n").count == 1, "\(notText.errorText)"
+        )
         #expect(try installed.git(["log", "--format=%H"]) == before)
         #expect(try installed.run(["show", "git-credentials/example.org/corp"]).status != 0)
+        // Lines ending in CR LF (a caller other than git) are read as lines.
+        let crlf = try installed.run(
+            ["git-credential", "store"],
+            input: "protocol=https\r\nhost=example.org\r\nusername=dave\r\npassword=crlf-pw\r\n\r\n")
+        #expect(crlf.status == 0)
+        #expect(
+            try installed.check(["show", "git-credentials/example.org/dave"]).outputText.hasPrefix(
+                "crlf-pw\n"))
     }
 }

@@ -21,9 +21,15 @@ package struct GitCredentials: Sendable {
         /// The attributes git sent, by name (the last of a repeated name wins).
         package var attributes: [String: String] = [:]
 
-        /// Parses git's lines (up to an empty line or the end); lines without `=` are left out.
+        /// Parses git's lines (up to an empty line or the end); lines without `=` are left out. Lines
+        /// end at a line feed, a carriage return before it included (Swift takes CR LF as one
+        /// character, which a split on "\n" never finds).
         package init(parsing text: String) {
-            for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map {
+                let bytes = $0.last == UInt8(ascii: "\r") ? $0.dropLast() : $0
+                return Substring(decoding: bytes, as: UTF8.self)
+            }
+            for line in lines {
                 if line.isEmpty { break }
                 guard let equals = line.firstIndex(of: "=") else { continue }
                 attributes[String(line[..<equals])] = String(line[line.index(after: equals)...])

@@ -37,7 +37,7 @@ enum EncryptionPlans {
     /// The message for `plaintext` to `recipients`, encrypted in the process by the plan gpg's last
     /// message to them left, or `nil` when there is no plan that still holds.
     static func encrypt(_ plaintext: SecureBytes, to recipients: [String], options: GPGOptions) -> [UInt8]? {
-        guard Gcrypt.isUsable, let home = GPGOptions.gnupgHome(options.homeDirectory),
+        guard Gcrypt.isUsable, let home = plannedHome(options),
             let file = try? planFile(for: recipients, options: options, home: home.path),
             let plan = read(file, for: subject(recipients, options, home.path)),
             plan.stamps == stamps(home: home.path)
@@ -83,6 +83,18 @@ enum EncryptionPlans {
         }.joined(separator: "|")
     }
 
+    /// GnuPG's home as plans know it, when there is no doubt which folder gpg reads: none is named
+    /// (GNUPGHOME or `~/.gnupg`), or an absolute one is; `nil` for a relative or `~user` one.
+    static func plannedHome(_ options: GPGOptions) -> (path: String, isDefault: Bool)? {
+        if let named = options.homeDirectory, !named.hasPrefix("/") { return nil }
+        if options.homeDirectory == nil, let variable = environmentValue("GNUPGHOME"), !variable.isEmpty,
+            !variable.hasPrefix("/")
+        {
+            return nil
+        }
+        return GPGOptions.gnupgHome(options.homeDirectory)
+    }
+
     /// GnuPG's system-wide configuration folder.
     static let systemFolder = "/etc/gnupg"
 
@@ -109,8 +121,7 @@ enum EncryptionPlans {
         _ message: [UInt8], choice: EncryptionChoice?, recipients: [String], engine: GPGMEEngine,
         before: String
     ) {
-        guard let cipher = choice?.inProcessCipher, !before.isEmpty,
-            let home = GPGOptions.gnupgHome(engine.options.homeDirectory),
+        guard let cipher = choice?.inProcessCipher, !before.isEmpty, let home = plannedHome(engine.options),
             !configurationNamesOtherFiles(home: home.path),
             let keys = DirectEncryption.recipients(of: message, homeDirectory: engine.options.homeDirectory),
             !keys.isEmpty
@@ -130,6 +141,15 @@ enum EncryptionPlans {
                 until = min(until, expiry)
             }
         }
+        // Signatures expire too (a subkey's binding, a user id's self-signature), and a key or
+        // signature dated ahead starts to count later: the plan ends before the first of them.
+        for key in keys {
+            if let change = KeyringIndex.shared.nextChange(
+                ofKeyWithID: key.keyID, home: home.path, after: now)
+            {
+                until = min(until, change)
+            }
+        }
         guard until > now, stamps(home: home.path) == before,
             let file = try? planFile(for: recipients, options: engine.options, home: home.path)
         else { return }
@@ -141,6 +161,23 @@ enum EncryptionPlans {
             ] + fingerprints.map { "key " + $0 }
         try? FileSystem.atomicWrite(
             file, bytes: Array((text.joined(separator: "\n") + "\n").utf8), mode: 0o600)
+        prune(FileSystem.parent(of: file), now: now)
+    }
+
+    /// Removes the plans of the folder that are past any use (written more than ``maximumAge`` ago), so
+    /// that plans for homes and recipient lists no longer used do not pile up.
+    static func prune(_ folder: String, now: Int) {
+        guard let names = try? FileSystem.contents(of: folder, sorted: false) else { return }
+        for name in names where name.hasPrefix("plan-") {
+            var info = stat()
+            guard lstat(folder + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            #if canImport(Darwin)
+                let modified = Int(info.st_mtimespec.tv_sec)
+            #else
+                let modified = Int(info.st_mtim.tv_sec)
+            #endif
+            if modified < now - maximumAge { unlink(folder + "/" + name) }
+        }
     }
 
     // MARK: - The plan file

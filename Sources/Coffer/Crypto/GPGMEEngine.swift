@@ -48,7 +48,7 @@ public struct GPGMEEngine: CryptoEngine {
         }
         let before =
             planned
-            ? GPGOptions.gnupgHome(options.homeDirectory).map { EncryptionPlans.stamps(home: $0.path) } : nil
+            ? EncryptionPlans.plannedHome(options).map { EncryptionPlans.stamps(home: $0.path) } : nil
         let (message, choice) = try encryptReportingChoice(plaintext, to: recipients)
         if let before {
             EncryptionPlans.remember(

@@ -45,7 +45,8 @@ public struct GPGOptions: Sendable, Equatable {
         while index < words.count {
             let word = words[index]
             if let directory = operand("--homedir", word) {
-                homeDirectory = directory
+                // An empty one (`--homedir=$UNSET`) is no home directory to gpg: GNUPGHOME stands.
+                homeDirectory = directory.isEmpty ? nil : directory
             } else if let model = operand("--trust-model", word) {
                 alwaysTrust = model == "always"
                 if model != "always" { ignored.append("--trust-model \(model)") }

@@ -22,9 +22,13 @@ enum GitCredentialCommand {
         let action = arguments[0]
         guard ["get", "store", "erase"].contains(action) else { return }
         let input = try SystemCall.readAllSecret(0)
-        let request = input.withUnsafeBytes {
-            GitCredentials.Request(parsing: String(decoding: $0, as: UTF8.self))
+        // Bytes that are not UTF-8 would be replaced in the text: a different password kept, and given
+        // back, as if it were the one git used.
+        guard let text = input.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }) else {
+            guard action == "store" else { return }
+            throw Exit.die("\(invocation.program): cannot keep this credential: it is not UTF-8 text")
         }
+        let request = GitCredentials.Request(parsing: text)
         let credentials = GitCredentials(store: invocation.store)
         do {
             switch action {

@@ -144,6 +144,56 @@ extension GPGMEEngineTests {
         #expect(compared == sandbox.keys.count)
     }
 
+    @Test func keyringTimesFollowSignatureAndKeyExpiry() throws {
+        let now = Int(time(nil))
+        func encryptionSubkeyID(_ fingerprint: String) throws -> UInt64 {
+            let listing = try sandbox.check(["gpg", "--with-colons", "--list-keys", fingerprint]).outputText
+            let line = try #require(listing.split(separator: "\n").first { $0.hasPrefix("sub:") })
+            return try #require(
+                UInt64(line.split(separator: ":", omittingEmptySubsequences: false)[4], radix: 16))
+        }
+        func nextChange(_ fingerprint: String) throws -> Int? {
+            KeyringIndex.shared.nextChange(
+                ofKeyWithID: try encryptionSubkeyID(fingerprint), home: sandbox.gnupgHome, after: now)
+        }
+        // Nothing ahead for a key that never expires, and the keyring's own key is "now" when missing.
+        #expect(try nextChange(sandbox.keys[1].fingerprint) == nil)
+        #expect(
+            KeyringIndex.shared.nextChange(ofKeyWithID: 0x1234, home: sandbox.gnupgHome, after: now) == now)
+        // A certification that expires in a day (subpacket 3 on a user id's signature by another key).
+        try sandbox.check([
+            "gpg", "--batch", "--yes", "--default-key", sandbox.keys[0].fingerprint, "--default-cert-expire",
+            "1d",
+            "--quick-sign-key", sandbox.keys[1].fingerprint,
+        ])
+        let certified = try #require(try nextChange(sandbox.keys[1].fingerprint))
+        #expect(abs(certified - (now + 86_400)) < 300, "\(certified - now)")
+        // The encryption subkey expiring in two days (subpacket 9 on its binding signature).
+        let subkey = try sandbox.check(["gpg", "--with-colons", "--list-keys", sandbox.keys[2].fingerprint])
+            .outputText.split(separator: "\n").drop { !$0.hasPrefix("sub:") }.first { $0.hasPrefix("fpr:") }
+            .map { String($0.split(separator: ":", omittingEmptySubsequences: false)[9]) }
+        try sandbox.check([
+            "gpg", "--batch", "--quick-set-expire", sandbox.keys[2].fingerprint, "2d", try #require(subkey),
+        ])
+        let expiring = try #require(try nextChange(sandbox.keys[2].fingerprint))
+        #expect(abs(expiring - (now + 2 * 86_400)) < 300, "\(expiring - now)")
+    }
+
+    @Test func signatureTimesAreReadFromHashedSubpackets() {
+        // Version 4, subkey binding, EdDSA, SHA-256; hashed: creation, signature expiry, key expiry.
+        func subpacket(_ type: UInt8, _ value: Int) -> [UInt8] {
+            [5, type] + (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) }
+        }
+        let hashed = subpacket(2, 1_000_000) + subpacket(3, 60) + subpacket(9 | 0x80, 500)
+        let body: [UInt8] = [4, 0x18, 22, 8, 0, UInt8(hashed.count)] + hashed + [0, 0, 0xab, 0xcd]
+        let times = body.withUnsafeBytes { KeyringIndex.signatureTimes($0, keyCreated: 900_000) }
+        #expect(times == [1_000_000, 1_000_060, 900_500])
+        // A truncated or version 3 signature gives none.
+        #expect(body.prefix(9).withUnsafeBytes { KeyringIndex.signatureTimes($0, keyCreated: 0) } == [])
+        #expect(
+            ([3] + body.dropFirst()).withUnsafeBytes { KeyringIndex.signatureTimes($0, keyCreated: 0) } == [])
+    }
+
     @Test func socketFolderIsTheOneGPGUses() throws {
         try startAgent()
         let folder = try sandbox.check(["gpgconf", "--list-dirs", "socketdir"]).outputText

@@ -8,6 +8,12 @@ import Testing
         #expect(options.homeDirectory == "/x/y")
         #expect(options.alwaysTrust)
         #expect(options.ignored == ["--rfc2440"])
+        // An empty one (`--homedir=$UNSET`) is none, as for gpg; and plans are made only for a home that
+        // is sure: none named, or an absolute one.
+        #expect(GPGOptions(parsing: "--homedir=").homeDirectory == nil)
+        #expect(EncryptionPlans.plannedHome(GPGOptions(parsing: "--homedir relative/home")) == nil)
+        #expect(EncryptionPlans.plannedHome(GPGOptions(parsing: "--homedir ~other/.gnupg")) == nil)
+        #expect(EncryptionPlans.plannedHome(GPGOptions(parsing: "--homedir /x/y"))?.path == "/x/y")
     }
 
     @Test func groupsFromGPGConf() {

@@ -196,11 +196,13 @@ final class KeyringIndex: Sendable {
     /// The index shared by every decryption of the process.
     static let shared = KeyringIndex()
 
-    /// The keyring file indexed, its identity when it was read (device, inode, size, time), and the keys.
+    /// The keyring file indexed, its identity when it was read (device, inode, size, time), the keys,
+    /// and for each key id the times at which something in its key block starts or stops counting.
     private struct Index {
         var path = ""
         var identity: [Int] = []
         var keys: [UInt64: [KeyringKey]] = [:]
+        var times: [UInt64: [Int]] = [:]
     }
 
     private let index = Locked(Index())
@@ -211,6 +213,17 @@ final class KeyringIndex: Sendable {
     /// `pubring.gpg` when there is no keybox, as gpg chooses).
     func keys(withID keyID: UInt64, home: String) -> [KeyringKey] {
         index.withLock { index in keys(withID: keyID, home: home, index: &index) }
+    }
+
+    /// The first time after `now` at which gpg may judge the key block holding `keyID` otherwise: a
+    /// signature (self-signature, subkey binding, revocation, certification) or a key expiring, or a
+    /// key or signature made with a time still to come starting to count; `nil` when there is none,
+    /// `now` when the key is not in the keyring.
+    func nextChange(ofKeyWithID keyID: UInt64, home: String, after now: Int) -> Int? {
+        index.withLock { index in
+            guard !keys(withID: keyID, home: home, index: &index).isEmpty else { return now }
+            return index.times[keyID]?.filter { $0 > now }.min()
+        }
     }
 
     private func keys(withID keyID: UInt64, home: String, index: inout Index) -> [KeyringKey] {
@@ -231,16 +244,19 @@ final class KeyringIndex: Sendable {
         ]
         if file != index.path || current != index.identity {
             guard let contents = try? FileSystem.readFile(file) else { return [] }
-            index.keys = file.hasSuffix(".kbx") ? Self.indexKeybox(contents) : Self.indexPackets(contents)
+            (index.keys, index.times) =
+                file.hasSuffix(".kbx") ? Self.indexKeybox(contents) : Self.indexPackets(contents)
             index.path = file
             index.identity = current
         }
         return index.keys[keyID] ?? []
     }
 
-    /// The keys of a keybox file: its OpenPGP blobs each hold one key block.
-    static func indexKeybox(_ contents: [UInt8]) -> [UInt64: [KeyringKey]] {
+    /// The keys of a keybox file (its OpenPGP blobs each hold one key block), and the times of each
+    /// key's block.
+    static func indexKeybox(_ contents: [UInt8]) -> ([UInt64: [KeyringKey]], [UInt64: [Int]]) {
         var index: [UInt64: [KeyringKey]] = [:]
+        var times: [UInt64: [Int]] = [:]
         contents.withUnsafeBytes { bytes in
             var offset = 0
             while let length = PacketReader.bigEndian(bytes, at: offset, size: 4), length >= 20,
@@ -254,31 +270,104 @@ final class KeyringIndex: Sendable {
                 {
                     let block = UnsafeRawBufferPointer(
                         rebasing: bytes[(offset + start)..<(offset + start + size)])
-                    addKeys(in: block, to: &index)
+                    addKeys(in: block, to: &index, times: &times)
                 }
                 offset += length
             }
         }
-        return index
+        return (index, times)
     }
 
-    /// The keys of a file of OpenPGP packets (the legacy `pubring.gpg`).
-    static func indexPackets(_ contents: [UInt8]) -> [UInt64: [KeyringKey]] {
+    /// The keys of a file of OpenPGP packets (the legacy `pubring.gpg`), and the times of each key's
+    /// block.
+    static func indexPackets(_ contents: [UInt8]) -> ([UInt64: [KeyringKey]], [UInt64: [Int]]) {
         var index: [UInt64: [KeyringKey]] = [:]
-        contents.withUnsafeBytes { addKeys(in: $0, to: &index) }
-        return index
+        var times: [UInt64: [Int]] = [:]
+        contents.withUnsafeBytes { addKeys(in: $0, to: &index, times: &times) }
+        return (index, times)
     }
 
-    private static func addKeys(in packets: UnsafeRawBufferPointer, to index: inout [UInt64: [KeyringKey]]) {
+    /// Indexes the keys of `packets`; each key block (from one primary key packet to the next) gives
+    /// all its keys the times of ``blockTimes``.
+    private static func addKeys(
+        in packets: UnsafeRawBufferPointer, to index: inout [UInt64: [KeyringKey]],
+        times: inout [UInt64: [Int]]
+    ) {
         var offset = 0
-        while let packet = PacketReader.packet(in: packets, at: offset) {
-            // Public key (6) and public subkey (14) packets; everything else is skipped.
-            if (packet.tag == 6 || packet.tag == 14), packet.body.count == 1,
-                let key = KeyringKey(packetBody: UnsafeRawBufferPointer(rebasing: packets[packet.body[0]]))
-            {
-                index[key.keyID, default: []].append(key)
-            }
-            offset = packet.end
+        var blockKeys: [UInt64] = []
+        var blockTimes: [Int] = []
+        var keyCreated = 0
+        func finishBlock() {
+            for keyID in blockKeys { times[keyID, default: []] += blockTimes }
+            blockKeys = []
+            blockTimes = []
         }
+        while let packet = PacketReader.packet(in: packets, at: offset) {
+            offset = packet.end
+            guard packet.body.count == 1 else { continue }
+            let body = UnsafeRawBufferPointer(rebasing: packets[packet.body[0]])
+            switch packet.tag {
+            case 6, 14:
+                // Public key (6) starts a block; public subkeys (14) belong to it.
+                if packet.tag == 6 { finishBlock() }
+                keyCreated = PacketReader.bigEndian(body, at: 1, size: 4) ?? 0
+                blockTimes.append(keyCreated)
+                if let key = KeyringKey(packetBody: body) {
+                    index[key.keyID, default: []].append(key)
+                    blockKeys.append(key.keyID)
+                }
+            case 2:
+                blockTimes += signatureTimes(body, keyCreated: keyCreated)
+            default:
+                break
+            }
+        }
+        finishBlock()
+    }
+
+    /// The times a version 4 signature starts or stops counting: its creation, its own expiry (hashed
+    /// subpacket 3, seconds after creation) and the expiry it gives the key before it (subpacket 9,
+    /// seconds after that key's creation).
+    static func signatureTimes(_ body: UnsafeRawBufferPointer, keyCreated: Int) -> [Int] {
+        guard body.count > 6, body[0] == 4, let hashedLength = PacketReader.bigEndian(body, at: 4, size: 2),
+            hashedLength <= body.count - 6
+        else { return [] }
+        var created: Int?
+        var expiresAfter: Int?
+        var keyExpiresAfter: Int?
+        var position = 6
+        let end = 6 + hashedLength
+        while position < end {
+            // A subpacket length: one, two or five bytes (RFC 4880 section 5.2.3.1).
+            let first = Int(body[position])
+            var length = first
+            var size = 1
+            if first >= 192 && first < 255 {
+                guard position + 1 < end else { break }
+                length = ((first - 192) << 8) + Int(body[position + 1]) + 192
+                size = 2
+            } else if first == 255 {
+                guard let value = PacketReader.bigEndian(body, at: position + 1, size: 4) else { break }
+                length = value
+                size = 5
+            }
+            position += size
+            guard length >= 1, length <= end - position else { break }
+            let type = body[position] & 0x7f
+            if length == 5, let value = PacketReader.bigEndian(body, at: position + 1, size: 4) {
+                switch type {
+                case 2: created = value
+                case 3: expiresAfter = value
+                case 9: keyExpiresAfter = value
+                default: break
+                }
+            }
+            position += length
+        }
+        guard let created else { return [] }
+        var times = [created]
+        if let expiresAfter, expiresAfter > 0 { times.append(created + expiresAfter) }
+        if let keyExpiresAfter, keyExpiresAfter > 0 { times.append(keyCreated + keyExpiresAfter) }
+        return times
     }
 }
