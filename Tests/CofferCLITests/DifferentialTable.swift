@@ -254,6 +254,15 @@ enum DifferentialTable {
         make(
             "init.remove-empties-folder", basic + "pass init -p Zeta \"$K1\" >/dev/null\n",
             ["init", "-p", "Zeta", ""], locales: both),
+        // Soak seed 8121652605967977547: find names the removed folder quoted for the locale (octal
+        // escapes for what is not printable in it, a backslash before a backslash or the closing quote).
+        make(
+            "init.remove-empties-folder-quoting",
+            basic + "pass init -p 'ünï\\x' \"$K1\" >/dev/null\n",
+            ["init", "-p", "ünï\\x", ""], locales: both),
+        make(
+            "init.remove-empties-folder-quote-mark",
+            basic + "pass init -p \"it's\" \"$K1\" >/dev/null\n", ["init", "-p", "it's", ""], locales: both),
         make("init.sneaky-path", basic, ["init", "-p", "../escape", "$K1"]),
         make("init.path-is-file", plainFile, ["init", "-p", "plainfile", "$K1"]),
         make("init.group-empty-store", groupLine, ["init", "team"]),

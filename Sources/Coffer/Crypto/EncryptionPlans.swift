@@ -12,9 +12,10 @@
 /// gpg decides which subkeys a message goes to from the keyring, the trust database, its
 /// configuration and the time (expiry). A plan records the identity (device, inode, size,
 /// modification and change times) of every one of those files in GnuPG's home and in `/etc/gnupg`,
-/// and the earliest expiry of the keys it names (at most an hour ahead); any difference, a clock
-/// gone back, a key the keyring no longer holds, or a plan file that is not the user's own, and gpg
-/// encrypts again and makes a new plan. A plan is made only for keys whose validity the time cannot
+/// and ends at the first time gpg may judge the keys it names otherwise (a key or a signature of
+/// their key blocks expiring, or one dated ahead starting to count; at most an hour ahead); any
+/// difference, a clock gone back, a key the keyring no longer holds, or a plan file that is not the
+/// user's own, and gpg encrypts again and makes a new plan. A plan is made only for keys whose validity the time cannot
 /// change but by their own expiry: keys the user trusts ultimately (their own), or any key under
 /// `--trust-model always`; a key valid through others' signatures, which expire, goes through gpg
 /// every time. Nor is one made when gpg's configuration names other keyring or trust database files
@@ -57,8 +58,9 @@ enum EncryptionPlans {
         return DirectEncryption.encrypt(plaintext, to: keys, cipher: plan.cipher)
     }
 
-    /// The identities of the watched files of GnuPG's home, as one line; taken before gpg encrypts
-    /// and handed to ``remember(_:choice:recipients:engine:before:)``.
+    /// The identities of the watched files of GnuPG's home and of `/etc/gnupg` (a missing one as
+    /// missing), as one line; taken before gpg encrypts and handed to
+    /// ``remember(_:choice:recipients:engine:before:)``.
     static func stamps(home: String) -> String {
         guard let names = try? FileSystem.contents(of: home, sorted: true) else { return "" }
         // The system-wide configuration gpg reads too, whether it is there or not.

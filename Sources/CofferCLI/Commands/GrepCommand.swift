@@ -139,8 +139,5 @@ struct FindWalker {
     private static let git = Array(".git".utf8)
 
     /// find's quoting of names in messages (the locale's quotation marks).
-    private func quote(_ path: String) -> String {
-        let codeset = String(cString: nl_langinfo(nl_item(CODESET)))
-        return codeset == "UTF-8" ? "\u{2018}\(path)\u{2019}" : "'\(path)'"
-    }
+    private func quote(_ path: String) -> String { CoreutilsMessages.localeQuote(path) }
 }

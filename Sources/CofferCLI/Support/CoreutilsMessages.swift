@@ -36,10 +36,46 @@ enum CoreutilsMessages {
         String(decoding: quote(bytes: Array(text.utf8)), as: UTF8.self)
     }
 
-    /// coreutils' `quote` for names in error messages: the locale's quotation marks (`‘name’` in a
-    /// UTF-8 locale, `'name'` otherwise).
+    /// coreutils' and findutils' `quote` for names in error messages (gnulib's locale quoting style):
+    /// the locale's quotation marks (`‘name’` in a UTF-8 locale, `'name'` otherwise), a backslash before
+    /// a backslash and before the closing mark, C escapes for control characters (`\n`, `\t`, ...) and
+    /// octal escapes (`\303`) for every other byte that is not part of a printable character of the
+    /// locale.
     static func localeQuote(_ text: String) -> String {
-        String(cString: nl_langinfo(nl_item(CODESET))) == "UTF-8" ? "\u{2018}\(text)\u{2019}" : "'\(text)'"
+        let utf8 = String(cString: nl_langinfo(nl_item(CODESET))) == "UTF-8"
+        let (open, close) = utf8 ? (Array("\u{2018}".utf8), Array("\u{2019}".utf8)) : ([0x27], [0x27])
+        let bytes = Array(text.utf8)
+        var output = open
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if bytes[index...].starts(with: close) || byte == UInt8(ascii: "\\") {
+                let length = byte == UInt8(ascii: "\\") ? 1 : close.count
+                output += [UInt8(ascii: "\\")] + bytes[index..<(index + length)]
+                index += length
+                continue
+            }
+            if (7...13).contains(byte) {
+                output += [UInt8(ascii: "\\"), Array("abtnvfr".utf8)[Int(byte) - 7]]
+                index += 1
+                continue
+            }
+            let (length, printable) = characterLength(bytes, at: index, multibyte: utf8)
+            let end = index + max(length, 1)
+            if printable && length > 0 {
+                output += bytes[index..<end]
+            } else {
+                for escaped in bytes[index..<end] {
+                    output +=
+                        [UInt8(ascii: "\\")]
+                        + [escaped >> 6, (escaped >> 3) & 7, escaped & 7].map {
+                            UInt8(ascii: "0") + $0
+                        }
+                }
+            }
+            index = end
+        }
+        return String(decoding: output + close, as: UTF8.self)
     }
 
     /// ``quote(_:)`` over raw bytes; `multibyte` overrides the locale's answer (for tests).
