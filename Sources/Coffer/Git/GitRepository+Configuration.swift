@@ -49,8 +49,8 @@ extension GitRepository {
     /// Whether git's configuration could mention any of `words` or set anything in one of `sections`
     /// (lower case): `false` only when none of the files git reads (the repository's, the user's, the
     /// system's) contains one of the words or an include, or one of the sections' headers (`[gc]`,
-    /// `[gc "..."]`, `[gc.x]`), and no `GIT_CONFIG*` variable (but
-    /// `GIT_CONFIG_NOSYSTEM`) changes which files or settings those are. Saves a git process where the answer would be git's default.
+    /// `[gc "..."]`, `[gc.x]`), and no `GIT_CONFIG*` variable (but `GIT_CONFIG_NOSYSTEM`) changes which
+    /// files or settings those are. Saves a git process where the answer would be git's default.
     func configurationMayMention(_ words: [String] = [], sections: [String] = []) -> Bool {
         let environment = baseEnvironment ?? StoreConfiguration.processEnvironment()
         // GIT_CONFIG_NOSYSTEM only leaves out the system's file; every other GIT_CONFIG* variable can
