@@ -35,27 +35,40 @@ enum EncryptionPlans {
         ].contains(name) || name.hasPrefix("gpg.conf-") || name.hasPrefix("common.conf-")
     }
 
+    /// What a plan says of the next message to a list of recipients.
+    enum Outcome {
+        /// The message, encrypted in the process.
+        case message([UInt8])
+        /// gpg encrypts, and no plan is to be made: gpg's last message showed that none can be (keys
+        /// valid through others' signatures, another cipher, ...) and nothing has changed since, so
+        /// asking gpg for the keys again would only cost a process.
+        case gpgOnly
+        /// gpg encrypts, and its message may leave a plan (``remember(_:choice:recipients:engine:before:)``).
+        case unplanned
+    }
+
     /// The message for `plaintext` to `recipients`, encrypted in the process by the plan gpg's last
-    /// message to them left, or `nil` when there is no plan that still holds.
-    static func encrypt(_ plaintext: SecureBytes, to recipients: [String], options: GPGOptions) -> [UInt8]? {
+    /// message to them left, when that plan still holds.
+    static func encrypt(_ plaintext: SecureBytes, to recipients: [String], options: GPGOptions) -> Outcome {
         guard Gcrypt.isUsable, let home = plannedHome(options),
             let file = try? planFile(for: recipients, options: options, home: home.path),
             let plan = read(file, for: subject(recipients, options, home.path)),
             plan.stamps == stamps(home: home.path)
-        else { return nil }
+        else { return .unplanned }
         let now = Int(time(nil))
-        guard now >= plan.since, now < plan.until else { return nil }
+        guard now >= plan.since, now < plan.until else { return .unplanned }
+        if plan.fingerprints.isEmpty { return .gpgOnly }
         var keys: [KeyringKey] = []
         for fingerprint in plan.fingerprints {
-            guard fingerprint.count == 20 else { return nil }
+            guard fingerprint.count == 20 else { return .unplanned }
             let keyID = fingerprint.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             let found = KeyringIndex.shared.keys(withID: keyID, home: home.path)
             guard found.count == 1, let key = found.first, key.fingerprint == fingerprint, key.isSupported
-            else { return nil }
+            else { return .unplanned }
             keys.append(key)
         }
-        guard !keys.isEmpty else { return nil }
-        return DirectEncryption.encrypt(plaintext, to: keys, cipher: plan.cipher)
+        return DirectEncryption.encrypt(plaintext, to: keys, cipher: plan.cipher).map(Outcome.message)
+            ?? .unplanned
     }
 
     /// The identities of the watched files of GnuPG's home and of `/etc/gnupg` (a missing one as
@@ -118,19 +131,37 @@ enum EncryptionPlans {
 
     /// Keeps gpg's choice for `message` (just made by gpg for `recipients`) as the plan for the next
     /// message, when the process can encrypt the same way and GnuPG's home is as it was
-    /// (`before`, from ``stamps(home:)``) once the keys' expiry is known.
+    /// (`before`, from ``stamps(home:)``) once the keys' expiry is known; when it cannot, keeps that
+    /// no plan can be made (an empty plan, ``Outcome/gpgOnly``), so that the next write does not ask
+    /// gpg for the keys again.
     static func remember(
         _ message: [UInt8], choice: EncryptionChoice?, recipients: [String], engine: GPGMEEngine,
         before: String
     ) {
-        guard let cipher = choice?.inProcessCipher, !before.isEmpty, let home = plannedHome(engine.options),
-            !configurationNamesOtherFiles(home: home.path),
-            let keys = DirectEncryption.recipients(of: message, homeDirectory: engine.options.homeDirectory),
-            !keys.isEmpty
+        guard !before.isEmpty, let home = plannedHome(engine.options),
+            let file = try? planFile(for: recipients, options: engine.options, home: home.path)
         else { return }
         let now = Int(time(nil))
+        func keep(until: Int, cipher: UInt8, fingerprints: [String]) {
+            // Only what was decided on the home as it was when gpg encrypted.
+            guard until > now, stamps(home: home.path) == before else { return }
+            let text =
+                [
+                    header, "for " + subject(recipients, engine.options, home.path), "since \(now)",
+                    "until \(until)", "cipher \(cipher)", "stamps " + before,
+                ] + fingerprints.map { "key " + $0 }
+            try? FileSystem.atomicWrite(
+                file, bytes: Array((text.joined(separator: "\n") + "\n").utf8), mode: 0o600)
+            prune(FileSystem.parent(of: file), now: now)
+        }
+        let noPlan = { keep(until: now + maximumAge, cipher: 0, fingerprints: []) }
+        guard let cipher = choice?.inProcessCipher, !configurationNamesOtherFiles(home: home.path),
+            let keys = DirectEncryption.recipients(of: message, homeDirectory: engine.options.homeDirectory),
+            !keys.isEmpty
+        else { return noPlan() }
         var until = now + maximumAge
         let fingerprints = keys.map { Hex.upper($0.fingerprint) }
+        // A listing that fails keeps nothing either way: the next write asks gpg again.
         guard let listed = try? engine.keys(matching: fingerprints, secretOnly: false) else { return }
         for fingerprint in fingerprints {
             // The key holding the subkey: its own expiry and the subkey's bound the plan.
@@ -138,7 +169,7 @@ enum EncryptionPlans {
                 !key.isExpired, !key.isRevoked, key.isUltimatelyTrusted || engine.options.alwaysTrust,
                 let subkey = key.subkeys.first(where: { $0.fingerprint == fingerprint }), !subkey.isUnusable,
                 let primary = key.subkeys.first
-            else { return }
+            else { return noPlan() }
             for expiry in [primary.expirationTime, subkey.expirationTime] where expiry > 0 {
                 until = min(until, expiry)
             }
@@ -152,18 +183,7 @@ enum EncryptionPlans {
                 until = min(until, change)
             }
         }
-        guard until > now, stamps(home: home.path) == before,
-            let file = try? planFile(for: recipients, options: engine.options, home: home.path)
-        else { return }
-        let text =
-            [
-                header, "for " + subject(recipients, engine.options, home.path), "since \(now)",
-                "until \(until)",
-                "cipher \(cipher)", "stamps " + before,
-            ] + fingerprints.map { "key " + $0 }
-        try? FileSystem.atomicWrite(
-            file, bytes: Array((text.joined(separator: "\n") + "\n").utf8), mode: 0o600)
-        prune(FileSystem.parent(of: file), now: now)
+        keep(until: until, cipher: cipher, fingerprints: fingerprints)
     }
 
     /// Removes the plans of the folder that are past any use (written more than ``maximumAge`` ago), so
@@ -260,7 +280,7 @@ enum EncryptionPlans {
         guard fields["for"] == subject, let since = fields["since"].flatMap({ Int($0) }),
             let until = fields["until"].flatMap({ Int($0) }),
             let cipher = fields["cipher"].flatMap({ UInt8($0) }),
-            let stamps = fields["stamps"], !fingerprints.isEmpty
+            let stamps = fields["stamps"]
         else { return nil }
         guard until - since <= maximumAge else { return nil }
         return Plan(since: since, until: until, cipher: cipher, stamps: stamps, fingerprints: fingerprints)

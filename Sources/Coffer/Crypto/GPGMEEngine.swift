@@ -43,12 +43,13 @@ public struct GPGMEEngine: CryptoEngine {
     /// same subkeys with the same cipher, encrypted in the process, and no gpg starts.
     public func encrypt(_ plaintext: SecureBytes, to recipients: [String]) throws -> [UInt8] {
         let planned = options.directDecryption && !options.armor && !recipients.isEmpty
-        if planned, let message = EncryptionPlans.encrypt(plaintext, to: recipients, options: options) {
-            return message
+        let outcome =
+            planned ? EncryptionPlans.encrypt(plaintext, to: recipients, options: options) : .gpgOnly
+        if case .message(let message) = outcome { return message }
+        var before: String?
+        if case .unplanned = outcome {
+            before = EncryptionPlans.plannedHome(options).map { EncryptionPlans.stamps(home: $0.path) }
         }
-        let before =
-            planned
-            ? EncryptionPlans.plannedHome(options).map { EncryptionPlans.stamps(home: $0.path) } : nil
         let (message, choice) = try encryptReportingChoice(plaintext, to: recipients)
         if let before {
             EncryptionPlans.remember(
