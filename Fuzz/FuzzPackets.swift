@@ -11,7 +11,8 @@ public func fuzzPackets(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(DirectDecryption.opened(bytes) == nil || size >= 40)
     if let literal = DirectDecryption.literalData(bytes) { precondition(literal.count <= size) }
     let contents = Array(bytes)
-    for (keys, times) in [KeyringIndex.indexKeybox(contents), KeyringIndex.indexPackets(contents)] {
+    for indexed in [KeyringIndex.indexKeybox(contents), KeyringIndex.indexPackets(contents)] {
+        let (keys, times) = (indexed.keys, indexed.times)
         for (keyID, found) in keys {
             for key in found {
                 precondition(key.keyID == keyID)
@@ -20,6 +21,8 @@ public func fuzzPackets(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
         // Every key's block has times (at least its keys' creation), and only indexed keys have them.
         precondition(times.keys.allSatisfy { keys[$0] != nil } && keys.keys.allSatisfy { times[$0] != nil })
+        // A key block's primary key is named by its fingerprint.
+        precondition(indexed.primaries.values.allSatisfy { $0.allSatisfy { $0.count == 20 } })
     }
     // What the encryption writes, the reader reads back.
     let body = Array(contents.prefix(9_000))

@@ -17,9 +17,26 @@ struct Invocation {
         self.program = program
         self.command = command
         self.environment = environment
-        var store = PasswordStore(configuration: StoreConfiguration(environment: environment))
+        var configuration = StoreConfiguration(environment: environment)
+        configuration.program = program
+        var store = PasswordStore(configuration: configuration)
         store.gitOutput = .inherit
+        store.notices = { notice in Self.report(notice, always: false) }
         self.store = store
+    }
+
+    /// Says on standard error what the store did about accepted recipients by itself: the recipients a
+    /// clone accepted the first time it needed them, when the repository has a remote (or `always`).
+    static func report(_ notice: RecipientNotice, always: Bool) {
+        switch notice {
+        case .acceptedOnFirstUse(let folders, let fromElsewhere):
+            guard always || fromElsewhere else { return }
+            for (folder, keys) in folders {
+                standardError.line(
+                    "Accepted the recipients of \(folder.isEmpty ? "the store" : Quoting.quoted(folder)) as they "
+                        + "are now (first use on this clone): " + keys.joined(separator: ", "))
+            }
+        }
     }
 
     /// The store, reporting the progress of bulk work on `meter`.

@@ -29,6 +29,10 @@ public protocol CryptoEngine: Sendable {
     /// An encryptor for many plaintexts to the same `recipients`, for bulk work such as re-encryption;
     /// an engine may make the later encryptions cheaper than ``encrypt(_:to:)`` calls.
     func encryptor(for recipients: [String]) -> any RepeatedEncryptor
+
+    /// For each key id (16 hex digits, as ``encryptionKeyIDs(for:)`` gives them), the fingerprints of
+    /// the primary keys that hold a key with that id; empty for an id the keyring does not know.
+    func primaryFingerprints(ofKeyIDs keyIDs: Set<String>) throws -> [String: Set<String>]
 }
 
 /// Encrypts plaintexts one after another to a fixed list of recipients (see
@@ -46,6 +50,15 @@ extension CryptoEngine {
 
     /// Finds no problems: an engine that cannot judge keys leaves it to ``encrypt(_:to:)`` to fail.
     public func recipientProblems(_ recipients: [String]) throws -> [GPGError] { [] }
+
+    /// Asks ``keys(matching:secretOnly:)`` for each key id.
+    public func primaryFingerprints(ofKeyIDs keyIDs: Set<String>) throws -> [String: Set<String>] {
+        var found: [String: Set<String>] = [:]
+        for keyID in keyIDs {
+            found[keyID] = Set(try keys(matching: ["0x" + keyID], secretOnly: false).map(\.fingerprint))
+        }
+        return found
+    }
 }
 
 /// The plain ``RepeatedEncryptor``: one ``CryptoEngine/encrypt(_:to:)`` a plaintext.

@@ -45,6 +45,12 @@ enum EncryptionPlans {
         case gpgOnly
         /// gpg encrypts, and its message may leave a plan (``remember(_:choice:recipients:engine:before:)``).
         case unplanned
+
+        /// Whether no plan holds for the recipients.
+        var isUnplanned: Bool {
+            if case .unplanned = self { return true }
+            return false
+        }
     }
 
     /// The message for `plaintext` to `recipients`, encrypted in the process by the plan gpg's last
@@ -213,7 +219,7 @@ enum EncryptionPlans {
         let fingerprints: [[UInt8]]
     }
 
-    private static let header = "coffer encryption plan 1"
+    private static let header = "coffer encryption plan 2"
 
     /// What a plan is for, as one line: GnuPG's home, the options that change gpg's choice, and the
     /// recipients (hex, so that no name can break the line).

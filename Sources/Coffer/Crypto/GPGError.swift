@@ -24,6 +24,9 @@ public struct GPGError: Error, Sendable, Equatable, CustomStringConvertible {
         case badPassphrase
         /// The signature does not verify.
         case badSignature
+        /// A recipient names more than one key that could be encrypted to, so which one reads the entry
+        /// would be gpg's choice.
+        case ambiguousRecipient
         /// Anything else.
         case other
     }

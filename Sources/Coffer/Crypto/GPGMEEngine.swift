@@ -47,6 +47,8 @@ public struct GPGMEEngine: CryptoEngine {
             planned ? EncryptionPlans.encrypt(plaintext, to: recipients, options: options) : .gpgOnly
         if case .message(let message) = outcome { return message }
         var before: String?
+        // A plan, an empty one too, is made only after this check passed on the keyring as it is now.
+        if !planned || outcome.isUnplanned { try checkUnambiguous(recipients) }
         if case .unplanned = outcome {
             before = EncryptionPlans.plannedHome(options).map { EncryptionPlans.stamps(home: $0.path) }
         }
@@ -81,6 +83,63 @@ public struct GPGMEEngine: CryptoEngine {
             return output.takeBytes()
         }
         return (message, status.fields(of: "BEGIN_ENCRYPTION").flatMap(EncryptionChoice.init(statusFields:)))
+    }
+
+    /// Refuses a recipient that names more than one key gpg could encrypt to (a user id that another
+    /// key carries too, a short key id two keys share): gpg would pick one of them by itself. Full
+    /// fingerprints are not looked up; a gpg.conf group's members are checked one by one.
+    package func checkUnambiguous(_ recipients: [String]) throws {
+        let groups = GPGGroups.load(homeDirectory: options.homeDirectory)
+        let now = Int(time(nil))
+        for recipient in recipients {
+            for pattern in groups.members(of: recipient) ?? [recipient] where !Self.isFingerprint(pattern) {
+                let usable = try keys(matching: [pattern], secretOnly: false).filter {
+                    $0.encryptionSubkey(now: now) != nil
+                }
+                guard usable.count > 1 else { continue }
+                let named = usable.map { key in
+                    key.fingerprint + (key.userIDs.first.map { " " + Quoting.quoted($0) } ?? "")
+                }
+                throw GPGError(
+                    kind: .ambiguousRecipient, code: 0,
+                    message: "the recipient \(Quoting.quoted(pattern)) matches \(usable.count) keys ("
+                        + named.joined(separator: ", ") + "); name one by its fingerprint in the .gpg-id")
+            }
+        }
+    }
+
+    /// Whether a recipient is a full fingerprint (40 hex digits, maybe with `0x` before or `!` after),
+    /// which names one key or subkey.
+    static func isFingerprint(_ recipient: String) -> Bool {
+        var text = Substring(recipient)
+        if text.hasPrefix("0x") || text.hasPrefix("0X") { text = text.dropFirst(2) }
+        if text.hasSuffix("!") { text = text.dropLast() }
+        return text.utf8.count == 40
+            && text.utf8.allSatisfy { byte in
+                (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
+            }
+    }
+
+    /// The primary keys holding each key id, read from the keyring in the process when it can be (the
+    /// key blocks of `pubring.kbx`), else from gpg's listing.
+    public func primaryFingerprints(ofKeyIDs keyIDs: Set<String>) throws -> [String: Set<String>] {
+        var found: [String: Set<String>] = [:]
+        var unknown: [String] = []
+        let home = GPGOptions.gnupgHome(options.homeDirectory)?.path
+        for keyID in keyIDs {
+            if let home, let value = UInt64(keyID, radix: 16),
+                let primaries = KeyringIndex.shared.primaryFingerprints(ofKeyWithID: value, home: home),
+                !primaries.isEmpty
+            {
+                found[keyID] = Set(primaries.map(Hex.upper))
+            } else {
+                unknown.append(keyID)
+            }
+        }
+        for keyID in unknown {
+            found[keyID] = Set(try keys(matching: ["0x" + keyID], secretOnly: false).map(\.fingerprint))
+        }
+        return found
     }
 
     /// Decrypts into wiped-on-free memory.
@@ -626,6 +685,7 @@ final class GPGCheckedEncryptor: RepeatedEncryptor, Sendable {
         {
             return message
         }
+        if known == nil { try engine.checkUnambiguous(recipients) }
         let (message, choice) = try engine.encryptReportingChoice(plaintext, to: recipients)
         if known == nil {
             var found = Plan(keys: [], cipher: 0)
@@ -671,16 +731,18 @@ extension GPGMEEngine {
         return fingerprint
     }
 
-    /// Certifies the key `fingerprint` with a local (non-exportable) signature by the user's default
-    /// secret key, as `gpg --quick-lsign-key` does, so that gpg takes it as valid for encryption.
-    package func locallySign(_ fingerprint: String) throws {
+    /// Certifies one user id of the key `fingerprint` with a local (non-exportable) signature by the
+    /// user's default secret key, as `gpg --quick-lsign-key FINGERPRINT USERID` does, so that gpg takes
+    /// the key as valid for encryption. Other user ids the key carries stay uncertified: a name someone
+    /// else's key also claims does not become valid through it.
+    package func locallySign(_ fingerprint: String, userID: String) throws {
         let context = try Context(options: options)
         var key: gpgme_key_t?
         try check(gpgme_get_key(context.handle, fingerprint, &key, 0), "cannot find \(fingerprint)")
         defer { gpgme_key_unref(key) }
         try check(
             gpgme_op_keysign(
-                context.handle, key, nil, 0, UInt32(GPGME_KEYSIGN_LOCAL) | UInt32(GPGME_KEYSIGN_NOEXPIRE)),
+                context.handle, key, userID, 0, UInt32(GPGME_KEYSIGN_LOCAL) | UInt32(GPGME_KEYSIGN_NOEXPIRE)),
             "cannot certify \(fingerprint)")
     }
 
@@ -741,17 +803,22 @@ extension GPGMEEngine {
 
 extension GPGMEEngine {
     /// Makes sure gpg encrypts to the key `fingerprint`: when a trial encryption fails because the key
-    /// is not valid (not certified, no owner trust), the key gets a local certification by the user's
-    /// own key (``locallySign(_:)``), and the trial is made again.
+    /// is not valid (not certified, no owner trust), its user id `userID` (its primary one when `nil`)
+    /// gets a local certification by the user's own key (``locallySign(_:userID:)``), and the trial is
+    /// made again. Only the user's own acceptance of a key calls this, never a key's mere arrival.
     ///
     /// - Throws: ``GPGError`` when gpg still cannot encrypt to the key.
-    package func makeUsableForEncryption(_ fingerprint: String) throws {
+    package func makeUsableForEncryption(_ fingerprint: String, userID: String? = nil) throws {
         let trial = SecureBytes(string: "")
         do {
-            _ = try encrypt(trial, to: [fingerprint])
+            _ = try encryptReportingChoice(trial, to: [fingerprint])
         } catch let error as GPGError where error.kind == .untrustedKey {
-            try locallySign(fingerprint)
-            _ = try encrypt(trial, to: [fingerprint])
+            guard
+                let named = try userID
+                    ?? keys(matching: [fingerprint], secretOnly: false).first?.userIDs.first
+            else { throw error }
+            try locallySign(fingerprint, userID: named)
+            _ = try encryptReportingChoice(trial, to: [fingerprint])
         }
     }
 }

@@ -54,6 +54,26 @@ package enum OpenPGPPackets {
         return ids
     }
 
+    /// Whether the bytes (armored or binary) are public keys only: packets that all read whole, none
+    /// of them a secret key or subkey (tags 5 and 7), so that importing them adds no secret key to the
+    /// keyring.
+    package static func holdsOnlyPublicKeys(_ bytes: [UInt8]) -> Bool {
+        if bytes.starts(with: Array("-----BEGIN PGP PUBLIC KEY BLOCK-----".utf8)) {
+            return dearmored(bytes).map(holdsOnlyPublicKeys) ?? false
+        }
+        guard !bytes.isEmpty else { return false }
+        return bytes.withUnsafeBytes { packets in
+            var offset = 0
+            while offset < packets.count {
+                guard let packet = PacketReader.packet(in: packets, at: offset), packet.tag != 5,
+                    packet.tag != 7
+                else { return false }
+                offset = packet.end
+            }
+            return true
+        }
+    }
+
     /// Whether the bytes are an OpenPGP key or signature rather than a message: their first packet is a
     /// signature (2), a secret or public key (5, 6), or they are an armored key or signature block.
     static func isKeyOrSignature(_ bytes: [UInt8]) -> Bool {

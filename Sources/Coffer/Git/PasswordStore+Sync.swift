@@ -14,6 +14,12 @@ public struct SyncReport: Sendable, Equatable {
     public var keptRenames: [String] = []
     /// Entries re-encrypted because their folder's recipients changed on the other side.
     public var reencrypted: [String] = []
+    /// Entries left encrypted for fewer keys than their folder's `.gpg-id` names: the keys withheld
+    /// are not accepted for the folder (or for the folder the entry was written in).
+    public var leftNarrow: [NarrowEntry] = []
+    /// The changes the remote's commits made to who may read a folder: its `.gpg-id`, its signature, or
+    /// a public key kept in `.public-keys`.
+    public var recipientChanges: [RecipientChange] = []
     /// Whether an earlier sync had been interrupted and was undone first.
     public var recovered = false
     /// Where commits found on the interrupted sync's detached HEAD were kept (`refs/coffer/...`), if any.
@@ -28,6 +34,43 @@ public struct SyncReport: Sendable, Equatable {
 
     /// Creates an empty report.
     public init() {}
+
+    /// Takes in what an integration settled.
+    mutating func add(_ other: SyncReport) {
+        conflicts += other.conflicts
+        keptEdits += other.keptEdits
+        keptRenames += other.keptRenames
+        reencrypted += other.reencrypted
+        leftNarrow += other.leftNarrow.filter { !leftNarrow.contains($0) }
+    }
+}
+
+/// A change the remote's commits made to who may read a part of the store, as `sync` reports it.
+public struct RecipientChange: Sendable, Equatable {
+    /// What changed.
+    public enum Kind: Sendable, Equatable {
+        /// A `.gpg-id` was added or changed.
+        case recipients
+        /// A `.gpg-id` was removed: its folder takes the recipients of the one above now.
+        case removed
+        /// A `.gpg-id.sig` was added, changed or removed.
+        case signature
+        /// A public key kept in `.public-keys` was added, changed or removed.
+        case publicKey
+    }
+
+    /// What changed.
+    public let kind: Kind
+    /// The file, relative to the store root.
+    public let path: String
+    /// The keys the change added to the folder's recipients, as `FINGERPRINT "user id"`.
+    public let added: [String]
+    /// The keys it removed.
+    public let removed: [String]
+    /// The fingerprints among the folder's recipients now that the user has not accepted there.
+    public let unaccepted: [String]
+    /// The last of the remote's commits that changed the file, as `HASH by AUTHOR`.
+    public let commit: String?
 }
 
 extension PasswordStore {
@@ -51,6 +94,9 @@ extension PasswordStore {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             let repository = try rootRepository()
             var report = SyncReport()
+            // What this clone accepts is settled before anything arrives: a clone without records takes
+            // the recipients it has now, not those a pull brings.
+            var acceptance = try acceptance(at: root + "/.gpg-id")
             if let undone = try undoInterruptedSync(repository) {
                 report.recovered = true
                 report.keptInterruptedWork = undone.kept
@@ -59,14 +105,13 @@ extension PasswordStore {
             if repository.unfinishedOperation() == "merge", let branch = repository.currentBranch(),
                 let mergeHead = repository.resolve("MERGE_HEAD")
             {
+                let origins = try blobOrigins(repository, from: mergeHead, to: "HEAD")
                 var integration = SyncIntegration(
                     store: self, repository: repository, branch: branch, upstream: "MERGE_HEAD",
-                    upstreamCommit: mergeHead, rebase: false)
+                    upstreamCommit: mergeHead, rebase: false,
+                    policy: AutomaticPolicy(store: self, acceptance: acceptance, origins: origins))
                 try integration.finishMergeByHand()
-                report.conflicts += integration.report.conflicts
-                report.keptEdits += integration.report.keptEdits
-                report.keptRenames += integration.report.keptRenames
-                report.reencrypted += integration.report.reencrypted
+                report.add(integration.report)
             }
             try repository.ensureNoUnfinishedOperation()
             repository.removeStaleLocks()
@@ -106,22 +151,37 @@ extension PasswordStore {
                             + (GitRepository.firstError(of: fetched.errorText) ?? "exit \(fetched.status)"),
                         exitStatus: fetched.status)
                 }
+                var origins: BlobOrigins = [:]
                 if let remoteHead = repository.resolve(upstream) {
                     try verifySignatures(repository, range: "HEAD..\(remoteHead)")
+                    origins = try blobOrigins(repository, from: remoteHead, to: "HEAD")
                     var integration = SyncIntegration(
                         store: self, repository: repository, branch: branch, upstream: upstream,
                         upstreamCommit: remoteHead,
                         rebase: ((try? repository.run(["config", "coffer.syncmode"]))?.outputText ?? "rebase")
-                            != "merge")
+                            != "merge",
+                        policy: AutomaticPolicy(store: self, acceptance: acceptance, origins: origins))
                     try integration.run()
-                    report.conflicts += integration.report.conflicts
-                    report.keptEdits += integration.report.keptEdits
-                    report.keptRenames += integration.report.keptRenames
-                    report.reencrypted += integration.report.reencrypted
+                    report.add(integration.report)
+                }
+                // Keys and recipients that arrived: keys are imported as data; a `.gpg-id` signed by a key
+                // the user trusts to sign them is accepted; a record loses the keys its folder dropped.
+                let arrived = try recipientFiles(repository, changedFrom: before, to: "HEAD")
+                if !arrived.keys.isEmpty || !arrived.gpgIDs.isEmpty {
+                    let imported = try importKeptPublicKeys(
+                        onlyChanged: arrived.gpgIDs.isEmpty ? Set(arrived.keys) : nil)
+                    report.importedKeys += imported.filter { !report.importedKeys.contains($0) }
+                }
+                if var current = acceptance, !arrived.gpgIDs.isEmpty {
+                    try settleAcceptance(&current, changed: arrived.gpgIDs, repository: repository)
+                    acceptance = current
                 }
                 let remoteHead = repository.resolve(upstream)
                 if let remoteHead {
-                    report.reencrypted += try reencryptOutgoing(repository, since: remoteHead)
+                    var policy = AutomaticPolicy(store: self, acceptance: acceptance, origins: origins)
+                    let outgoing = try reencryptOutgoing(repository, since: remoteHead, policy: &policy)
+                    report.reencrypted += outgoing.reencrypted
+                    report.leftNarrow = outgoing.narrow
                 }
                 let ahead =
                     try remoteHead == nil
@@ -148,19 +208,8 @@ extension PasswordStore {
             let after = try repository.run(["rev-parse", "HEAD"]).outputText
             if before != after {
                 try describeChanges(repository, from: before, to: after, report: &report)
-                // Recipients' public keys that arrived with the remote's commits: the key files that
-                // changed, or every kept key when a `.gpg-id` changed (it may name one kept before).
-                let changed = try repository.run(["diff", "--name-only", "-z", before, after, "--"])
-                    .standardOutput
-                    .split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-                let prefix = Self.publicKeysFolder + "/"
-                let keyFiles = Set(
-                    changed.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) })
-                let recipientsChanged = changed.contains { $0 == ".gpg-id" || $0.hasSuffix("/.gpg-id") }
-                if recipientsChanged || !keyFiles.isEmpty {
-                    report.importedKeys =
-                        (try? importKeptPublicKeys(onlyChanged: recipientsChanged ? nil : keyFiles)) ?? []
-                }
+                report.recipientChanges = try recipientChanges(
+                    repository, from: before, to: after, acceptance: acceptance)
             }
             return report
         }
@@ -170,7 +219,9 @@ extension PasswordStore {
     /// since) that are not encrypted for their recipients, encrypted again and committed, so that what is
     /// pushed matches its `.gpg-id`: a merge made by hand with git, say, brings entries into folders whose
     /// recipients changed without re-encrypting them. Returns their names.
-    private func reencryptOutgoing(_ repository: GitRepository, since remoteHead: String) throws -> [String] {
+    private func reencryptOutgoing(
+        _ repository: GitRepository, since remoteHead: String, policy: inout AutomaticPolicy
+    ) throws -> (reencrypted: [String], narrow: [NarrowEntry]) {
         var files = Set<String>()
         for change in try repository.changes(from: remoteHead, to: "HEAD") where change.status != "D" {
             let path = repository.directory + "/" + change.path
@@ -181,20 +232,20 @@ extension PasswordStore {
                 if FileSystem.isDirectory(folder) { files.formUnion(try Self.entryFiles(at: folder)) }
             }
         }
-        var plan = ReencryptionPlan()
-        for file in files.sorted() where FileSystem.kind(file) == .file {
-            let part = try planReencryption(at: file)
-            plan.jobs += part.jobs
-            plan.ciphertexts += part.ciphertexts
+        let planned = try automaticReencryptions(
+            of: files.sorted().filter { FileSystem.kind($0) == .file }, policy: &policy)
+        guard !planned.jobs.isEmpty else { return ([], planned.narrow) }
+        var plan = ReencryptionPlan(jobs: planned.jobs)
+        try encryptAgain(planned.jobs, acceptance: policy.acceptance) { _, ciphertext in
+            plan.ciphertexts.append(ciphertext)
         }
-        guard !plan.jobs.isEmpty else { return [] }
         try write(plan) { _ in }
         let written = plan.jobs.map(\.destination)
         try repository.commit(
             paths: written,
             message:
                 "Reencrypt \(written.count) \(written.count == 1 ? "entry" : "entries") to match .gpg-id.")
-        return written.map { String($0.dropFirst(root.count + 1).dropLast(4)) }
+        return (written.map { String($0.dropFirst(root.count + 1).dropLast(4)) }, planned.narrow)
     }
 
     /// With `coffer.requiresignedcommits` true, every commit in `range` must carry a good signature.
@@ -245,32 +296,64 @@ extension PasswordStore {
     }
 
     /// The merge driver: merges three encrypted versions of an entry into `ours`, re-encrypted to the
-    /// recipients of `path` (relative to the store root). Returns `false` when a conflict was kept inside.
+    /// recipients of `path` (relative to the store root), but never to a key that could not read `ours`
+    /// and that the user has not accepted for the entry's folder. Returns `false` when a conflict was
+    /// kept inside.
     package func mergeEntry(base: String, ours: String, theirs: String, path: String) throws -> Bool {
         let name = path.hasSuffix(".gpg") ? String(path.dropLast(4)) : path
-        func decrypt(_ file: String) throws -> SecureBytes {
+        func read(_ file: String) throws -> (ciphertext: [UInt8], text: SecureBytes) {
             let bytes = try FileSystem.readFile(file)
-            return bytes.isEmpty ? SecureBytes([]) : try engine.decrypt(bytes)
+            return (bytes, bytes.isEmpty ? SecureBytes([]) : try engine.decrypt(bytes))
         }
-        let merged = try merge(base: decrypt(base), ours: decrypt(ours), theirs: decrypt(theirs), name: name)
-        try FileSystem.atomicWrite(ours, bytes: merged.ciphertext, mode: configuration.fileMode)
+        let ourSide = try read(ours)
+        let merged = Self.mergedText(
+            base: try read(base).text, ours: ourSide.text, theirs: try read(theirs).text)
+        var policy = AutomaticPolicy(store: self, acceptance: try acceptance(at: entryPath(name)))
+        guard
+            let ciphertext = try encryptMerged(
+                merged.text, name: name, ours: ourSide.ciphertext, policy: &policy)
+        else { throw Self.noReaderForMerge(name) }
+        try FileSystem.atomicWrite(ours, bytes: ciphertext, mode: configuration.fileMode)
         return !merged.hasConflicts
     }
 
-    /// Merges three plaintexts of entry `name` field by field and encrypts the result for the entry's
-    /// recipients.
-    func merge(base: SecureBytes, ours: SecureBytes, theirs: SecureBytes, name: String) throws
-        -> (ciphertext: [UInt8], hasConflicts: Bool)
-    {
+    /// The error for a merge of entry `name` that none of its folder's recipients may read.
+    static func noReaderForMerge(_ name: String) -> CofferError {
+        CofferError(
+            .notAccepted,
+            "cannot merge \(Quoting.quoted(name)): none of the recipients of its folder may read it (none of "
+                + "them could read this clone's version, and none is accepted for the folder)",
+            paths: [name])
+    }
+
+    /// Merges three plaintexts of an entry field by field.
+    static func mergedText(base: SecureBytes, ours: SecureBytes, theirs: SecureBytes) -> (
+        text: SecureBytes, hasConflicts: Bool
+    ) {
         var texts = [base.bytes, ours.bytes, theirs.bytes]
         defer { for index in texts.indices { wipeMemory(&texts[index], count: texts[index].count) } }
         let result = EntryMerge.merge(base: texts[0], ours: texts[1], theirs: texts[2])
         let merged = SecureBytes(result.bytes)
         var bytes = result.bytes
         wipeMemory(&bytes, count: bytes.count)
+        return (merged, result.hasConflicts)
+    }
+
+    /// Encrypts the merge of entry `name` for its recipients as `policy` allows, taking what this
+    /// clone's side (`ours`, its ciphertext) could be read by as already allowed; `nil` when no
+    /// recipient may read it (the caller keeps this clone's side as it is).
+    func encryptMerged(_ text: SecureBytes, name: String, ours: [UInt8], policy: inout AutomaticPolicy)
+        throws -> [UInt8]?
+    {
         let recipients = try recipients(for: name)
         try verifyRecipientsFile(recipients.file)
-        return (try engine.encrypt(merged, to: recipients.ids), result.hasConflicts)
+        let chosen = try policy.recipients(for: ours, inFolder: Self.folder(of: name), wanted: recipients)
+        guard let ids = chosen.ids else { return nil }
+        let ciphertext = try engine.encrypt(text, to: ids)
+        try checkAccepted(
+            ciphertext, forFolder: Self.folder(of: name), acceptance: policy.acceptance,
+            allowed: chosen.allowed)
+        return ciphertext
     }
 
     /// Clones a store from `url` into this store's root, registers `mergeDriver` (when given) as the git
@@ -304,8 +387,11 @@ extension PasswordStore {
             }
         }
         if let mergeDriver { try repository.installMergeDriver(executable: mergeDriver) }
-        // The recipients' public keys the store keeps, for adding and checking recipients.
+        // The recipients' public keys the store keeps, as data: for adding and checking recipients.
         _ = try? importKeptPublicKeys()
+        // What the clone accepts: the `.gpg-id` files signed by a key the user trusts to sign them, or,
+        // when no such key is set, every one as it is now (told to ``notices``).
+        _ = try acceptance(at: root + "/.gpg-id")
         // A clone without a root .gpg-id has no recipients to check.
         guard gpgIDFile(forFolder: "") != nil || configuration.keyOverride != nil else { return [] }
         let ids = try recipients(forFolder: "").ids

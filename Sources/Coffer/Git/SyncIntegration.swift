@@ -67,8 +67,11 @@ struct SyncIntegration {
     let upstreamCommit: String
     /// Whether this clone's commits are replayed on top of the remote's (else merged).
     let rebase: Bool
-    /// What was settled: conflicts, kept edits and renames, re-encrypted entries.
+    /// What was settled: conflicts, kept edits and renames, re-encrypted entries, entries left narrow.
     var report = SyncReport()
+    /// Who the entries it re-encrypts may be encrypted to: never a key the user has not accepted for the
+    /// folder an entry is in and for every folder it was written in, unless it could read it already.
+    var policy: PasswordStore.AutomaticPolicy
 
     /// git with the entry merge driver switched off: coffer settles what git cannot merge itself.
     /// Directory renames are off: moving a folder's entries must never carry another folder's `.gpg-id`
@@ -484,14 +487,21 @@ struct SyncIntegration {
                 ancestor = SecureBytes([])
             }
         }
+        let merged = PasswordStore.mergedText(base: ancestor, ours: sides[0], theirs: sides[1])
+        let ciphertext: [UInt8]?
         do {
-            let merged = try store.merge(base: ancestor, ours: sides[0], theirs: sides[1], name: name)
-            if merged.hasConflicts { report.conflicts.append(name) }
-            return merged.ciphertext
+            ciphertext = try store.encryptMerged(
+                merged.text, name: name, ours: repository.blob(local), policy: &policy)
         } catch {
             throw cannotMerge(
                 name + ".gpg", "it cannot be encrypted for its recipients (\(error))", advice: .importKey)
         }
+        guard let ciphertext else {
+            throw cannotMerge(
+                name + ".gpg", "none of the recipients of its folder may read it", advice: .acceptKey)
+        }
+        if merged.hasConflicts { report.conflicts.append(name) }
+        return ciphertext
     }
 
     /// Merges a file that is not an entry line by line (`git merge-file`); overlapping or binary changes
@@ -566,34 +576,18 @@ struct SyncIntegration {
                 candidates.insert(String(file.dropFirst(repository.directory.count + 1)))
             }
         }
-        var wantedByRecipients: [[String]: Set<String>] = [:]
-        var jobs: [PasswordStore.Reencryption] = []
-        for path in candidates.sorted() {
-            let file = repository.directory + "/" + path
-            guard FileSystem.kind(file) == .file else { continue }
-            let name = String(path.dropLast(4))
-            do {
-                let recipients = try store.recipients(for: name)
-                try store.verifyRecipientsFile(recipients.file)
-                let wanted =
-                    try wantedByRecipients[recipients.ids]
-                    ?? store.engine.encryptionKeyIDs(for: recipients.ids)
-                wantedByRecipients[recipients.ids] = wanted
-                let ciphertext = try FileSystem.readFile(file)
-                if OpenPGPPackets.isKeyOrSignature(ciphertext)
-                    || OpenPGPPackets.recipientKeyIDs(ciphertext) == wanted
-                {
-                    continue
-                }
-                jobs.append(
-                    PasswordStore.Reencryption(
-                        file: file, destination: file, recipients: recipients.ids, keyIDs: wanted.sorted()))
-            } catch {
-                throw cannotMerge(path, "its recipients cannot be used (\(error))", advice: .importKey)
-            }
-        }
+        let planned: (jobs: [PasswordStore.Reencryption], narrow: [NarrowEntry])
         do {
-            try store.encryptAgain(jobs) { index, ciphertext in
+            planned = try store.automaticReencryptions(
+                of: candidates.sorted().map { repository.directory + "/" + $0 }, policy: &policy)
+        } catch {
+            throw cannotMerge(
+                "entries whose recipients changed", "their recipients cannot be used (\(error))",
+                advice: .importKey)
+        }
+        let jobs = planned.jobs
+        do {
+            try store.encryptAgain(jobs, acceptance: policy.acceptance) { index, ciphertext in
                 try FileSystem.atomicWrite(
                     jobs[index].file, bytes: ciphertext, mode: store.configuration.fileMode)
             }
@@ -605,6 +599,7 @@ struct SyncIntegration {
         let rewritten = jobs.map { String($0.file.dropFirst(repository.directory.count + 1)) }
         if !rewritten.isEmpty { try repository.run(["add", "--"] + rewritten) }
         report.reencrypted += rewritten.map { String($0.dropLast(4)) }
+        report.leftNarrow += planned.narrow.filter { entry in !report.leftNarrow.contains(entry) }
         return rewritten
     }
 
@@ -614,6 +609,7 @@ struct SyncIntegration {
     private enum Advice {
         case byHand
         case importKey
+        case acceptKey
         case decryptElsewhere(String)
     }
 
@@ -642,6 +638,10 @@ struct SyncIntegration {
                 + "\(files.count == 1 ? "it" : "them"); then sync again, which merges the entries and commits."
         case .importKey:
             what = "Import the missing public key (gpg --import) or fix the .gpg-id, then sync again."
+        case .acceptKey:
+            what =
+                "Accept a recipient of its folder (\(store.configuration.program) recipients accept) or fix "
+                + "the .gpg-id, then sync again."
         case .decryptElsewhere(let folder):
             what = "Only a recipient of \(folder) can merge it: ask one to sync, then sync again."
         }

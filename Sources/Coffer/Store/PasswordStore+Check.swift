@@ -4,6 +4,17 @@
     import Darwin
 #endif
 
+/// A repair `check(fix:confirmWidening:)` asks about: encrypting an entry for keys that cannot read it
+/// now.
+public struct Widening: Sendable, Equatable {
+    /// The entry.
+    public let name: String
+    /// The keys that would be added, as `FINGERPRINT "user id"`.
+    public let keys: [String]
+    /// The last commit that changed the entry, as `HASH AUTHOR`, when git knows one.
+    public let lastChange: String?
+}
+
 /// One problem `check` found.
 public struct StoreFinding: Sendable, Equatable, CustomStringConvertible {
     /// What kind of problem.
@@ -45,9 +56,17 @@ extension PasswordStore {
     /// Entries are decrypted on several threads (on every core); findings come in the order of a walk of
     /// the store. With `fix`, mis-encrypted entries are re-encrypted (one at a time, like
     /// ``reencrypt(_:onEvent:skipping:)``), permissions tightened and stray files removed.
-    public func check(fix: Bool = false) throws -> [StoreFinding] {
+    ///
+    /// A repair never widens who can read an entry by itself: an entry encrypted to fewer keys than its
+    /// `.gpg-id` names (a ciphertext copied or moved in from another folder, or left narrow by a sync)
+    /// is encrypted for the missing keys only when each is accepted for its folder and
+    /// `confirmWidening` says yes (the command line asks on a terminal); otherwise it is reported and
+    /// left as it is.
+    public func check(fix: Bool = false, confirmWidening: ((Widening) -> Bool)? = nil) throws
+        -> [StoreFinding]
+    {
         // Repairs are changes: they wait for other writers and are committed as one.
-        guard fix else { return try examineStore(fix: false) }
+        guard fix else { return try examineStore(fix: false, confirm: nil) }
         return try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             var undone: [StoreFinding] = []
             if let repository = storeRepository, let undo = try undoInterruptedSync(repository) {
@@ -58,7 +77,7 @@ extension PasswordStore {
                     ))
             }
             try storeRepository?.ensureNoUnfinishedOperation()
-            return try undone + examineStore(fix: true)
+            return try undone + examineStore(fix: true, confirm: confirmWidening)
         }
     }
 
@@ -68,7 +87,7 @@ extension PasswordStore {
         return git(for: root + "/.gpg-id")
     }
 
-    private func examineStore(fix: Bool) throws -> [StoreFinding] {
+    private func examineStore(fix: Bool, confirm: ((Widening) -> Bool)?) throws -> [StoreFinding] {
         guard FileSystem.isDirectory(root) else {
             throw CofferError(.notFound, "password store is empty: there is nothing to check", paths: [root])
         }
@@ -101,16 +120,38 @@ extension PasswordStore {
         var checkedSignatures = Set<String>()
         // Whether the keys a `.gpg-id` names can be encrypted to at all, once per list of ids.
         var problemsByRecipients: [[String]: [String]] = [:]
+        let acceptance = try acceptance(at: root + "/.gpg-id")
         func recipientProblems(_ file: String) -> [String] {
             guard let ids = try? GPGIDFile.parse(FileSystem.readFile(file)), !ids.isEmpty else { return [] }
-            if let known = problemsByRecipients[ids] { return known }
-            let problems: [String]
+            let folder = String(Self.folder(ofGPGID: file).dropFirst(root.count + 1))
+            if let known = problemsByRecipients[ids + ["\u{0}" + folder]] { return known }
+            var problems: [String]
             do {
                 problems = try self.engine.recipientProblems(ids).map(\.message)
+                let lines = try resolve(ids)
+                for line in lines where line.isAmbiguous {
+                    problems.append(
+                        "the line \(Quoting.quoted(line.line)) matches \(line.keys.count) keys ("
+                            + line.keys.map(Self.describe).joined(separator: ", ")
+                            + "); name one by its fingerprint")
+                }
+                if let acceptance {
+                    let accepted = acceptance.accepted.keys(forFolder: folder)
+                    let own = try ownKeys()
+                    for key in lines.flatMap(\.keys)
+                    where !accepted.contains(key.fingerprint) && !own.contains(key.fingerprint) {
+                        problems.append(
+                            "names \(Self.describe(key)), which you have not accepted for "
+                                + (folder.isEmpty ? "the store" : Quoting.quoted(folder))
+                                + "; if it should read it, run "
+                                + "\(configuration.program) recipients accept "
+                                + (folder.isEmpty ? "" : "-p \(Quoting.quoted(folder)) ") + key.fingerprint)
+                    }
+                }
             } catch {
                 problems = ["cannot check its recipients: \(error)"]
             }
-            problemsByRecipients[ids] = problems
+            problemsByRecipients[ids + ["\u{0}" + folder]] = problems
             return problems
         }
         func relative(_ path: String) -> String { String(path.dropFirst(root.count + 1)) }
@@ -178,12 +219,13 @@ extension PasswordStore {
             }
         }
         let engine = self.engine
+        var repair = Repair(acceptance: acceptance, confirm: confirm)
         try Parallel.forEach(entries.map(\.1)) { entry in
             try Self.examine(entry, engine: engine)
         } consume: { index, result in
             flush(upTo: entries[index].0)
             nextStep += 1
-            findings += try settle(entries[index].1, result.get(), fix: fix)
+            findings += try settle(entries[index].1, result.get(), fix: fix, repair: &repair)
             progress?(index + 1, entries.count)
         }
         flush(upTo: steps.count)
@@ -220,8 +262,19 @@ extension PasswordStore {
     /// What decrypting one entry showed (worked out on any thread).
     private struct Examined: Sendable {
         var findings: [StoreFinding] = []
-        /// The plaintext, kept when the entry is encrypted to other keys than it should be.
-        var misencrypted: (plaintext: SecureBytes, current: Set<String>, wanted: Set<String>)?
+        /// The plaintext, kept when the entry is encrypted to other keys than it should be, with its
+        /// ciphertext.
+        var misencrypted:
+            (plaintext: SecureBytes, ciphertext: [UInt8], current: Set<String>, wanted: Set<String>)?
+    }
+
+    /// What repairs of mis-encrypted entries need: the accepted recipients, the user's own keys and who
+    /// confirms a widening.
+    private struct Repair {
+        let acceptance: Acceptance?
+        let confirm: ((Widening) -> Bool)?
+        var own: Set<String>?
+        var resolved: [[String]: [ResolvedRecipient]] = [:]
     }
 
     /// Decrypts one entry and compares it with what its `.gpg-id` wants.
@@ -250,26 +303,94 @@ extension PasswordStore {
             return examined
         }
         let current = OpenPGPPackets.recipientKeyIDs(ciphertext) ?? []
-        if current != entry.wanted { examined.misencrypted = (plaintext, current, entry.wanted) }
+        if current != entry.wanted { examined.misencrypted = (plaintext, ciphertext, current, entry.wanted) }
         return examined
     }
 
-    /// The findings of one examined entry, re-encrypting it first when it is mis-encrypted and `fix` is set.
-    private func settle(_ entry: EntryCheck, _ examined: Examined, fix: Bool) throws -> [StoreFinding] {
+    /// The findings of one examined entry, re-encrypting it first when it is mis-encrypted and `fix` is
+    /// set, unless that would widen who can read it without the user's confirmation.
+    private func settle(_ entry: EntryCheck, _ examined: Examined, fix: Bool, repair: inout Repair) throws
+        -> [StoreFinding]
+    {
         guard let misencrypted = examined.misencrypted, let recipients = entry.recipients else {
             return examined.findings
         }
-        if fix {
-            try verifyRecipientsFile(recipients.file)
-            let encrypted = try engine.encrypt(misencrypted.plaintext, to: recipients.ids)
-            try FileSystem.atomicWrite(entry.path, bytes: encrypted, mode: configuration.fileMode)
-        }
-        let message =
+        var message =
             "encrypted to \(misencrypted.current.sorted().joined(separator: " ")), .gpg-id wants "
             + misencrypted.wanted.sorted().joined(separator: " ")
+        var fixed = false
+        let refusal = try widening(
+            of: entry, misencrypted.ciphertext, recipients, repair: &repair, asking: fix)
+        if !fix, let refusal {
+            message += " (\(refusal))"
+        } else if fix {
+            if let refusal {
+                message += " (not fixed: \(refusal))"
+            } else {
+                try verifyRecipientsFile(recipients.file)
+                let encrypted = try engine.encrypt(misencrypted.plaintext, to: recipients.ids)
+                let folder = Self.folder(of: String(entry.relative.dropLast(4)))
+                let allowed = try readers(of: misencrypted.ciphertext).map {
+                    $0.union(try resolvedKeys(recipients.ids, &repair))
+                }
+                try checkAccepted(
+                    encrypted, forFolder: folder, acceptance: repair.acceptance, allowed: allowed)
+                try FileSystem.atomicWrite(entry.path, bytes: encrypted, mode: configuration.fileMode)
+                fixed = true
+            }
+        }
         return examined.findings + [
-            StoreFinding(kind: .recipients, path: entry.relative, message: message, fixed: fix)
+            StoreFinding(kind: .recipients, path: entry.relative, message: message, fixed: fixed)
         ]
+    }
+
+    /// The keys `ids` stand for, unambiguously.
+    private func resolvedKeys(_ ids: [String], _ repair: inout Repair) throws -> Set<String> {
+        let lines = try repair.resolved[ids] ?? resolve(ids)
+        repair.resolved[ids] = lines
+        return Set(lines.filter { !$0.isAmbiguous }.flatMap { $0.keys.map(\.fingerprint) })
+    }
+
+    /// Why re-encrypting a mis-encrypted entry for its `.gpg-id` must wait, or `nil` when it may go on:
+    /// it adds readers (keys not the user's own that cannot read it now) and one of them is not
+    /// accepted for its folder, or the user did not confirm.
+    private func widening(
+        of entry: EntryCheck, _ ciphertext: [UInt8], _ recipients: Recipients, repair: inout Repair,
+        asking: Bool
+    ) throws -> String? {
+        let own = try repair.own ?? ownKeys()
+        repair.own = own
+        let current = try readers(of: ciphertext) ?? []
+        let added = try resolvedKeys(recipients.ids, &repair).subtracting(current).subtracting(own).sorted()
+        guard !added.isEmpty else { return nil }
+        let keys = try added.map { fingerprint in
+            try engine.keys(matching: [fingerprint], secretOnly: false).first.map(Self.describe)
+                ?? fingerprint
+        }
+        let folder = Self.folder(of: String(entry.relative.dropLast(4)))
+        if let acceptance = repair.acceptance {
+            let accepted = acceptance.accepted.keys(forFolder: folder)
+            if let first = added.first(where: { !accepted.contains($0) }) {
+                return "it would add \(keys.joined(separator: ", ")), and \(first) is not accepted for "
+                    + (folder.isEmpty ? "the store" : Quoting.quoted(folder)) + "; \(configuration.program) "
+                    + "recipients accept \(folder.isEmpty ? "" : "-p \(Quoting.quoted(folder)) ")\(first) first"
+            }
+        }
+        guard asking else {
+            return "it would add \(keys.joined(separator: ", ")); fsck --fix asks on a terminal first"
+        }
+        let name = String(entry.relative.dropLast(4))
+        let lastCommit = try? git(for: entry.path)?.runUnchecked([
+            "log", "-1", "--format=%h %an", "--", entry.path,
+        ])
+        let request = Widening(
+            name: name, keys: keys,
+            lastChange: lastCommit.flatMap { $0.status == 0 && !$0.outputText.isEmpty ? $0.outputText : nil })
+        guard let confirm = repair.confirm, confirm(request) else {
+            return "it would add \(keys.joined(separator: ", ")); fsck --fix asks on a terminal before it "
+                + "lets more keys read an entry"
+        }
+        return nil
     }
 
     private func gitFindings(_ repository: GitRepository, fix: Bool) throws -> [StoreFinding] {

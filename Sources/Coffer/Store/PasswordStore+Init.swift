@@ -43,9 +43,21 @@ extension PasswordStore {
             let previous = FileSystem.isFile(gpgID) ? try FileSystem.readFile(gpgID) : nil
             let previousSignature =
                 FileSystem.isFile(gpgID + ".sig") ? try FileSystem.readFile(gpgID + ".sig") : nil
+            // The recipients the user names are what the folder accepts from now on (the record is made
+            // from the store as it was first, when the clone has none yet).
+            let acceptance = try acceptance(at: gpgID)
             let plan: ReencryptionPlan
             var signers: [String] = []
             do {
+                if var accepted = acceptance {
+                    if removing {
+                        accepted.accepted.remove(folder: subfolder)
+                    } else {
+                        let keys = try resolve(recipients).filter { !$0.isAmbiguous }.flatMap(\.keys)
+                        accepted.accepted.set(Set(keys.map(\.fingerprint)), forFolder: subfolder)
+                    }
+                    try accepted.save()
+                }
                 if removing {
                     try FileSystem.remove(gpgID)
                 } else {
@@ -53,7 +65,7 @@ extension PasswordStore {
                     try FileSystem.atomicWrite(gpgID, bytes: Array(text.utf8), mode: configuration.fileMode)
                     if !configuration.signingKeys.isEmpty { signers = try signRecipientsFile(gpgID) }
                 }
-                plan = try planReencryption(at: FileSystem.isDirectory(folder) ? folder : nil)
+                plan = try planReencryption(at: FileSystem.isDirectory(folder) ? folder : nil, asked: folder)
             } catch {
                 for (file, bytes) in [(gpgID, previous), (gpgID + ".sig", previousSignature)] {
                     if let bytes {
@@ -62,6 +74,7 @@ extension PasswordStore {
                         unlink(file)
                     }
                 }
+                try? acceptance?.save()
                 throw error
             }
             if removing {
@@ -127,14 +140,26 @@ extension PasswordStore {
         /// The jobs whose file could not be decrypted (when planned with `skipping`), by index, with why;
         /// their ciphertexts are empty.
         var skipped: [Int: any Error] = [:]
+        /// The entries left encrypted for fewer keys than their `.gpg-id` names (see ``AutomaticPolicy``).
+        var narrow: [NarrowEntry] = []
     }
 
     /// Works out which entries at or below `path` (`nil`: none) are encrypted to other subkeys than
     /// their recipients stand for, and encrypts them again in memory.
+    ///
+    /// The entries the user asked for (those whose `.gpg-id` is at or above `asked`, a folder whose
+    /// recipients the user changed) are encrypted for their recipients, each of whom the user must have
+    /// accepted for the folder; the others are re-encrypted as nobody asked for them, never to a key
+    /// they could not be read by already unless the user accepted it there (see ``AutomaticPolicy``),
+    /// and those left narrower than their `.gpg-id` wants are listed in the plan.
     /// With `skipping`, a file that cannot be decrypted is recorded in the plan's `skipped` instead of
     /// stopping the planning.
-    func planReencryption(at path: String?, skipping: Bool = false) throws -> ReencryptionPlan {
+    func planReencryption(at path: String?, skipping: Bool = false, asked: String? = nil) throws
+        -> ReencryptionPlan
+    {
         guard let path else { return ReencryptionPlan() }
+        let acceptance = try acceptance(at: path)
+        var policy = AutomaticPolicy(store: self, acceptance: acceptance)
         var wantedByRecipients: [[String]: Set<String>] = [:]
         var plan = ReencryptionPlan()
         let files = try Self.entryFiles(at: path)
@@ -142,12 +167,21 @@ extension PasswordStore {
         var folders = Set(files.map(FileSystem.parent(of:)))
         if FileSystem.isDirectory(path) { folders.insert(path) }
         for folder in folders { removeStrayTemporaryFiles(in: folder) }
+        let askedFolder = asked.map(EntryName.trimmed)
         for file in files {
             let ciphertext = try FileSystem.readFile(file)
             // A public key or a signature kept in the store (`.public-keys/KEY.gpg`) is no entry.
             if OpenPGPPackets.isKeyOrSignature(ciphertext) { continue }
             let relative = String(file.dropFirst(root.count + 1))
             let recipients = try recipients(forFolder: Self.folder(of: relative))
+            guard let askedFolder, let governing = recipients.file.map(Self.folder(ofGPGID:)),
+                !governing.hasPrefix(askedFolder + "/")
+            else {
+                let automatic = try automaticReencryptions(of: [file], policy: &policy)
+                plan.jobs += automatic.jobs
+                plan.narrow += automatic.narrow
+                continue
+            }
             try verifyRecipientsFile(recipients.file)
             let wanted =
                 try wantedByRecipients[recipients.ids] ?? engine.encryptionKeyIDs(for: recipients.ids)
@@ -165,12 +199,17 @@ extension PasswordStore {
                 skipped[index] = error
                 plan.ciphertexts.append([])
             } : nil
-        try encryptAgain(plan.jobs, failed: onFailure) { index, ciphertext in
+        try encryptAgain(plan.jobs, acceptance: acceptance, failed: onFailure) { index, ciphertext in
             plan.ciphertexts.append(ciphertext)
             progress?(index + 1, total)
         }
         plan.skipped = skipped
         return plan
+    }
+
+    /// The folder a `.gpg-id` file (as ``gpgIDFile(forFolder:)`` spells it) is in, without pass's `/.`.
+    static func folder(ofGPGID file: String) -> String {
+        FileSystem.parent(of: file.replacing("/./", with: "/"))
     }
 
     /// Writes a plan's ciphertexts, each atomically, reporting each entry; an entry the plan skipped is
@@ -179,6 +218,7 @@ extension PasswordStore {
         _ plan: ReencryptionPlan, onEvent: (StoreEvent) -> Void,
         skipping: ((String, any Error) -> Void)? = nil
     ) throws {
+        for entry in plan.narrow { onEvent(.leftNarrow(name: entry.name, keys: entry.keys)) }
         for (index, (job, ciphertext)) in zip(plan.jobs, plan.ciphertexts).enumerated() {
             let name = String(job.destination.dropFirst(root.count + 1).dropLast(4))
             onEvent(.reencrypted(name: name, keyIDs: job.keyIDs))
@@ -201,6 +241,9 @@ extension PasswordStore {
         let recipients: [String]
         /// The encryption subkeys they stand for, sorted.
         let keyIDs: [String]
+        /// The keys the new ciphertext may be encrypted to, for an automatic re-encryption; `nil`: those
+        /// the user accepted for the destination's folder.
+        var allowed: Set<String>?
     }
 
     /// Decrypts every job's file on every core and encrypts it again for its recipients, one at a time
@@ -211,8 +254,12 @@ extension PasswordStore {
     /// engine may encrypt the others without a gpg process.
     /// With `failed`, a job whose file cannot be decrypted is handed to it (and `consume` does not see
     /// it) instead of stopping the others.
+    ///
+    /// Under `acceptance`, every new ciphertext is checked before `consume` sees it: encrypted only to
+    /// keys its job allows (``Reencryption/allowed``), else to keys accepted for the destination's
+    /// folder (see ``checkAccepted(_:forFolder:acceptance:allowed:)``).
     func encryptAgain(
-        _ jobs: [Reencryption], starting: (Int) -> Void = { _ in },
+        _ jobs: [Reencryption], acceptance: Acceptance?, starting: (Int) -> Void = { _ in },
         failed: ((Int, any Error) -> Void)? = nil,
         consume: (Int, [UInt8]) throws -> Void
     ) throws {
@@ -229,7 +276,10 @@ extension PasswordStore {
             starting(index)
             let encryptor = encryptors[job.recipients] ?? engine.encryptor(for: job.recipients)
             encryptors[job.recipients] = encryptor
-            try consume(index, try encryptor.encrypt(result.get()))
+            let ciphertext = try encryptor.encrypt(result.get())
+            let folder = Self.folder(of: String(job.destination.dropFirst(root.count + 1)))
+            try checkAccepted(ciphertext, forFolder: folder, acceptance: acceptance, allowed: job.allowed)
+            try consume(index, ciphertext)
         }
     }
 

@@ -14,9 +14,15 @@ public struct Recipient: Sendable, Equatable {
     public var userID: String?
     /// When the encryption subkey gpg would use expires, in seconds since 1970 (0: never, or no key).
     public var expires: Int
-    /// Why coffer cannot encrypt to it (no public key, revoked, expired, no encryption subkey); `nil`
-    /// when it can.
+    /// Why coffer cannot encrypt to it (no public key, revoked, expired, no encryption subkey, a line
+    /// that matches several keys); `nil` when it can.
     public var problem: String?
+    /// Whether the line matches more than one key gpg could encrypt to (an error: which one reads the
+    /// entries would be gpg's choice); ``problem`` names them.
+    public var isAmbiguous = false
+    /// Whether the user accepted the key for the folder on this clone (see SECURITY.md); always true
+    /// where no accepted recipients are kept (a store without git, or `PASSWORD_STORE_KEY`).
+    public var isAccepted = true
 }
 
 extension PasswordStore {
@@ -30,7 +36,19 @@ extension PasswordStore {
         guard name.isEmpty || FileSystem.isDirectory(root + "/" + name) else {
             throw CofferError(.notFound, "\(name) is not in the password store.")
         }
-        return try recipients(forFolder: name).ids.map(describe)
+        let acceptance = try acceptance(at: folderPath(name) + "/.gpg-id")
+        let accepted = acceptance?.accepted.keys(forFolder: name)
+        let own = acceptance == nil ? [] : try ownKeys()
+        return try recipients(forFolder: name).ids.map { id in
+            var recipient = try describe(id)
+            if let accepted {
+                let keys = try resolve([id]).first?.keys ?? []
+                recipient.isAccepted = keys.allSatisfy {
+                    accepted.contains($0.fingerprint) || own.contains($0.fingerprint)
+                }
+            }
+            return recipient
+        }
     }
 
     /// Adds `added` and removes `removed` recipients of the store or `subfolder` (a folder without a
@@ -113,6 +131,7 @@ extension PasswordStore {
             }
             // Additions: one key each, that can be encrypted to, by fingerprint.
             var publicKeys: [(file: String, bytes: [UInt8])] = []
+            var addedFingerprints = Set<String>()
             for key in added {
                 var matching = standsFor.exactly(key)
                 if matching.isEmpty, try !importKeptPublicKeys(keys, wanted: key).isEmpty {
@@ -132,7 +151,12 @@ extension PasswordStore {
                 if let problem = try keys.recipientProblems([fingerprint]).first {
                     throw CofferError(.invalidArgument, "cannot encrypt to \(key): \(problem.message)")
                 }
-                try keys.makeUsableForEncryption(fingerprint)
+                // Only the user id named (the primary one for a fingerprint or key id) is certified.
+                let named = try keys.keys(matching: [fingerprint], secretOnly: false).first?.userIDs.first {
+                    !Self.names(key, fingerprint: fingerprint) && $0.lowercased().contains(key.lowercased())
+                }
+                try keys.makeUsableForEncryption(fingerprint, userID: named)
+                addedFingerprints.insert(fingerprint)
                 text.append(fingerprint)
                 publicKeys.append(
                     (
@@ -157,8 +181,16 @@ extension PasswordStore {
                     && !stillNamed.contains { Self.names($0, fingerprint: fingerprint) }
                     && FileSystem.isFile(root + "/" + Self.publicKeysFolder + "/" + fingerprint)
             }.map { root + "/" + Self.publicKeysFolder + "/" + $0 }
+            // What the folder accepts: what it did, with the keys the user added and without those removed.
+            var acceptance = try acceptance(at: gpgID)
+            if let accepted = acceptance?.accepted {
+                acceptance?.accepted.set(
+                    accepted.keys(forFolder: name).union(addedFingerprints).subtracting(removedFingerprints),
+                    forFolder: name)
+            }
             try replaceRecipients(
-                text, in: folder, publicKeys: publicKeys, droppedKeys: dropped.sorted(),
+                text, in: folder, acceptance: acceptance, publicKeys: publicKeys,
+                droppedKeys: dropped.sorted(),
                 message: (added.isEmpty
                     ? "Remove recipient " : removed.isEmpty ? "Add recipient " : "Change recipients: ")
                     + summary.joined(separator: ", ") + (name.isEmpty ? "." : " of \(name)."),
@@ -167,13 +199,15 @@ extension PasswordStore {
     }
 
     /// Imports the keys of ``publicKeysFolder`` that the keyring lacks and that some `.gpg-id` of the
-    /// store names by fingerprint or key id (or, with `wanted`, that `wanted` names so), and certifies
-    /// them locally so that this clone can encrypt to them; returns those it took in, as `FINGERPRINT
-    /// (user id)`. A key file is taken only for the key it is named after: one that holds another key, or
-    /// more, is refused.
-    @discardableResult
+    /// store names by fingerprint or key id (or, with `wanted`, that `wanted` names so); returns those
+    /// it took in, as `FINGERPRINT "user id"`. A key file is taken only for the key it is named after,
+    /// as public key packets alone: one that holds another key, more, or a secret key is refused.
     /// With `onlyChanged`, a key the keyring has already is imported again only when its file is in
     /// the set (its file changed).
+    ///
+    /// Keys from the repository are data, not trust: nothing imported is certified, so gpg does not
+    /// take a key as valid because it arrived, and coffer encrypts to it only where the user accepts it.
+    @discardableResult
     package func importKeptPublicKeys(
         _ keys: GPGMEEngine? = nil, wanted: String? = nil, onlyChanged: Set<String>? = nil
     ) throws -> [String] {
@@ -187,15 +221,14 @@ extension PasswordStore {
             let known = try !keys.keys(matching: [name], secretOnly: false).isEmpty
             if known, let onlyChanged, !onlyChanged.contains(name) { continue }
             guard let bytes = try? FileSystem.readFile(folder + "/" + name),
+                OpenPGPPackets.holdsOnlyPublicKeys(bytes),
                 (try? keys.fingerprints(inKeyData: bytes)) == [name]
             else { continue }
             // A key the keyring has is imported again: gpg merges what changed (a new expiry date, a new
             // subkey, a revocation), and only what its owner signed.
             guard try keys.importKeys(bytes).contains(name) else { continue }
-            let userID = try keys.keys(matching: [name], secretOnly: false).first?.userIDs.first
-            imported.append(userID.map { "\(name) (\($0))" } ?? name)
-            // The store's own recipients keep the key there: gpg is told to take it as valid.
-            if !known { try? keys.makeUsableForEncryption(name) }
+            let key = try keys.keys(matching: [name], secretOnly: false).first
+            imported.append(key.map(Self.describe) ?? name)
         }
         return imported
     }
@@ -230,6 +263,15 @@ extension PasswordStore {
         }
         let resolver = RecipientResolver(keys: keys)
         let now = Int(time(nil))
+        // As gpg finds keys for -r: a line that two usable keys answer to is an error.
+        if let line = try resolve([id]).first, line.isAmbiguous {
+            return Recipient(
+                id: id, fingerprint: nil, userID: "(matches \(line.keys.count) keys)", expires: 0,
+                problem: "it matches \(line.keys.count) keys ("
+                    + line.keys.map(Self.describe).joined(separator: ", ")
+                    + "); name one by its fingerprint in the .gpg-id",
+                isAmbiguous: true)
+        }
         if let members = resolver.groups.members(of: id) {
             return Recipient(
                 id: id, fingerprint: nil, userID: "(gpg group of \(members.count) keys)", expires: 0,
@@ -253,18 +295,21 @@ extension PasswordStore {
     /// and commits everything once; when any step fails, the commit included, every file is put back as
     /// it was (a failed commit leaves nothing staged).
     private func replaceRecipients(
-        _ lines: [String], in folder: String, publicKeys: [(file: String, bytes: [UInt8])],
-        droppedKeys: [String],
+        _ lines: [String], in folder: String, acceptance: Acceptance?,
+        publicKeys: [(file: String, bytes: [UInt8])], droppedKeys: [String],
         message: String, onEvent: (StoreEvent) -> Void
     ) throws {
         // `lines` are the file's lines, comments kept.
         let gpgID = folder + "/.gpg-id"
         var originals: [(String, [UInt8]?)] = []
-        for file in [gpgID, gpgID + ".sig"] + publicKeys.map(\.file) + droppedKeys {
+        for file in [gpgID, gpgID + ".sig"] + publicKeys.map(\.file) + droppedKeys
+            + (acceptance.map { [$0.file] } ?? [])
+        {
             originals.append((file, FileSystem.isFile(file) ? try FileSystem.readFile(file) : nil))
         }
         var written = [gpgID]
         do {
+            try acceptance?.save()
             try FileSystem.atomicWrite(
                 gpgID, bytes: Array(lines.map { $0 + "\n" }.joined().utf8), mode: configuration.fileMode)
             if !configuration.signingKeys.isEmpty {
@@ -280,7 +325,7 @@ extension PasswordStore {
                 unlink(file)
                 written.append(file)
             }
-            let plan = try planReencryption(at: folder)
+            let plan = try planReencryption(at: folder, asked: folder)
             // The ciphertexts being replaced, to put back if the rest fails (they are not secret).
             for job in plan.jobs {
                 originals.append((job.destination, try FileSystem.readFile(job.destination)))

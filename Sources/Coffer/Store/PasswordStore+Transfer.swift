@@ -87,9 +87,16 @@ extension PasswordStore {
             try makeFolders(FileSystem.parent(of: newPath), onEvent: onEvent)
             throw refusal
         }
+        // A folder's accepted recipients go where it goes, as its `.gpg-id` files do.
+        var acceptance = try acceptance(at: newPath)
+        if sourceIsFolder {
+            acceptance?.accepted.transfer(
+                from: String(oldPath.dropFirst(root.count + 1)), to: String(target.dropFirst(root.count + 1)),
+                copy: copy)
+        }
         let plan = try plan(
             TransferPlan(source: oldPath, target: target), destination: destinationIsFolder ? newPath : nil,
-            copy: copy)
+            copy: copy, acceptance: acceptance)
 
         try makeFolders(FileSystem.parent(of: newPath), onEvent: onEvent)
         if FileSystem.kind(target) != .missing, !FileSystem.isDirectory(target), let overwrite,
@@ -99,6 +106,7 @@ extension PasswordStore {
         }
         let replacing = FileSystem.kind(target) != .missing
         try apply(plan, copy: copy, onEvent: onEvent)
+        try acceptance?.save()
         // Like pass's final `rmdir -p` after a move.
         defer { if !copy { removeEmptyFolders(from: oldFolder) } }
         // The re-encryption lines come after mv's and cp's, in the order pass's `find` lists the files.
@@ -149,11 +157,15 @@ extension PasswordStore {
     }
 
     /// Works out which entries need other recipients after the transfer and encrypts them for those, in
-    /// memory: the entries moved or copied, and (as pass's `reencrypt_path` of the destination does) the
-    /// entries already in a `destination` folder.
-    private func plan(_ plan: TransferPlan, destination: String?, copy: Bool) throws -> TransferPlan {
+    /// memory: the entries moved or copied (for keys the user accepted at their new place), and (as
+    /// pass's `reencrypt_path` of the destination does) the entries already in a `destination` folder,
+    /// which nobody asked to re-encrypt (see ``AutomaticPolicy``).
+    private func plan(_ plan: TransferPlan, destination: String?, copy: Bool, acceptance: Acceptance?) throws
+        -> TransferPlan
+    {
         var plan = plan
         var jobs: [Reencryption] = []
+        var policy = AutomaticPolicy(store: self, acceptance: acceptance)
         var wantedByRecipients: [[String]: Set<String>] = [:]
         func consider(_ file: String, landingAt place: String) throws {
             let ciphertext = try FileSystem.readFile(file)
@@ -176,10 +188,14 @@ extension PasswordStore {
         }
         if let destination, FileSystem.isDirectory(destination) {
             for file in try Self.entryFiles(at: destination) where !plan.landing.contains(file) {
-                try consider(file, landingAt: file)
+                if file.hasPrefix(plan.target + "/") {
+                    try consider(file, landingAt: file)
+                } else {
+                    jobs += try automaticReencryptions(of: [file], policy: &policy).jobs
+                }
             }
         }
-        try encryptAgain(jobs) { index, ciphertext in
+        try encryptAgain(jobs, acceptance: acceptance) { index, ciphertext in
             plan.reencrypted[jobs[index].destination] = ciphertext
             plan.keyIDs[jobs[index].destination] = jobs[index].keyIDs
         }

@@ -18,6 +18,10 @@ public struct PasswordStore: Sendable {
     /// Where the output of git commits goes (the CLI shows it, as pass does; the library keeps quiet).
     package var gitOutput: GitRepository.Output = .quiet
 
+    /// Told of what the store did about accepted recipients without being asked (the first use of a
+    /// clone's `.gpg-id` files), so that a program can say so; `nil` by default.
+    public var notices: (@Sendable (RecipientNotice) -> Void)?
+
     /// Told `(done, total)` after each entry of bulk work (re-encryption, ``check(fix:)``), on the calling
     /// thread, so a program can show progress; `nil` by default.
     public var progress: (@Sendable (_ done: Int, _ total: Int) -> Void)?
@@ -221,11 +225,28 @@ public struct PasswordStore: Sendable {
             let path = entryPath(name)
             try checkInsideStore(path)
             try git(for: path)?.ensureNoUnfinishedOperation()
-            let recipients = try recipients(for: name)
-            try verifyRecipientsFile(recipients.file)
-            try writeEncrypted(
-                name, try engine.encrypt(contents, to: recipients.ids), commitMessage: commitMessage)
+            try writeEncrypted(name, try encryptForWrite(contents, name: name), commitMessage: commitMessage)
         }
+    }
+
+    /// Encrypts `contents` for the recipients of entry `name`, as the user's own write: their `.gpg-id`
+    /// checked (signature, conflict markers), and the message refused unless every key it is encrypted
+    /// to is one the user accepted for the folder (see ``acceptance(at:)``).
+    func encryptForWrite(_ contents: SecureBytes, name: String) throws -> [UInt8] {
+        let recipients = try recipients(for: name)
+        try verifyRecipientsFile(recipients.file)
+        let folder = Self.folder(of: name)
+        let acceptance = try acceptance(at: entryPath(name))
+        let ciphertext: [UInt8]
+        do {
+            ciphertext = try engine.encrypt(contents, to: recipients.ids)
+        } catch let error as GPGError where error.kind == .untrustedKey {
+            // gpg refuses a key nobody certified; when the user has not accepted it either, say that.
+            try checkResolvedAccepted(recipients, forFolder: folder, acceptance: acceptance)
+            throw error
+        }
+        try checkAccepted(ciphertext, forFolder: folder, acceptance: acceptance)
+        return ciphertext
     }
 
     /// Puts `ciphertext` (encrypted for the recipients of `name`) in place atomically and commits it.
@@ -289,8 +310,9 @@ public struct PasswordStore: Sendable {
             try checkInsideStore(path)
             try git(for: path)?.ensureNoUnfinishedOperation()
             let base = version?.plaintext ?? SecureBytes([])
-            let merged = try merge(base: base, ours: contents, theirs: engine.decrypt(current), name: name)
-            try writeEncrypted(name, merged.ciphertext, commitMessage: commitMessage)
+            let merged = Self.mergedText(base: base, ours: contents, theirs: try engine.decrypt(current))
+            try writeEncrypted(
+                name, try encryptForWrite(merged.text, name: name), commitMessage: commitMessage)
             return merged.hasConflicts
         }
     }

@@ -20,6 +20,9 @@ public struct StoreConfiguration: Sendable, Equatable {
     public var lockTimeout: Double = 120
     /// The environment child processes (git) get; `nil` means this process's own.
     public var environment: [String: String]?
+    /// The name messages give the command line in advice (`coffer recipients accept ...`); the command
+    /// line sets it to the name it was called by (`pass`, when installed as pass).
+    public var program = "coffer"
 
     /// Creates a configuration from explicit values.
     public init(

@@ -17,4 +17,7 @@ public enum StoreEvent: Sendable, Equatable {
     case reencrypted(name: String, keyIDs: [String])
     /// `init` wrote a `.gpg-id` for these recipients (in `subfolder`, empty for the root).
     case initialized(recipients: [String], subfolder: String)
+    /// An entry nobody asked to re-encrypt was left encrypted for fewer keys than its `.gpg-id` names:
+    /// `keys` (`FINGERPRINT "user id"`) are not accepted for its folder (see SECURITY.md).
+    case leftNarrow(name: String, keys: [String])
 }

@@ -46,6 +46,9 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let intoItself = Code(rawValue: "intoItself")
         /// `sync` met a change it cannot merge; nothing was changed (``CofferError/paths``: the file).
         public static let cannotMerge = Code(rawValue: "cannotMerge")
+        /// A folder's `.gpg-id` names a key the user has not accepted for that folder, so nothing was
+        /// encrypted to it (``CofferError/paths``: the folder).
+        public static let notAccepted = Code(rawValue: "notAccepted")
     }
 
     /// The kind of failure.

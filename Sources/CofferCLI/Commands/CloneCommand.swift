@@ -14,7 +14,8 @@ enum CloneCommand {
         guard !failed, parsed.operands.count == 1 else { throw invocation.usage("URL [--path,-p DIR]") }
         var configuration = invocation.store.configuration
         if let path = parsed.value("path") { configuration.root = StoreConfiguration(root: path).root }
-        let store = PasswordStore(configuration: configuration)
+        var store = PasswordStore(configuration: configuration)
+        store.notices = { Invocation.report($0, always: true) }
         let unreadable = try store.clone(from: parsed.operands[0], mergeDriver: ownExecutable)
         standardOutput.line("Cloned \(parsed.operands[0]) into \(store.root).")
         if !unreadable.isEmpty {

@@ -16,9 +16,23 @@ enum FsckCommand {
         let meter = ProgressMeter(label: "checking", environment: invocation.environment)
         defer { meter.clear() }
         let fix = parsed.has("fix")
-        let findings = try invocation.storeShowingProgress(meter).check(fix: fix)
+        // Letting more keys read an entry is the user's decision, asked on a terminal only.
+        let findings = try invocation.storeShowingProgress(meter).check(fix: fix) { widening in
+            guard Terminal.isTerminal(0) else { return false }
+            meter.clear()
+            let change = widening.lastChange.map { " (last changed by commit \(Quoting.quoted($0)))" } ?? ""
+            let answer = Terminal.bashRead(
+                prompt:
+                    "Let \(widening.keys.joined(separator: ", ")) read \(Quoting.quoted(widening.name))\(change)? "
+                    + "[y/N] "
+            ).value.bytes
+            return answer == [UInt8(ascii: "y")] || answer == [UInt8(ascii: "Y")]
+        }
         meter.clear()
-        for finding in findings { standardOutput.line(finding.description) }
+        for finding in findings {
+            standardOutput.line(
+                "\(Quoting.quoted(finding.path)): \(finding.message)\(finding.fixed ? " (fixed)" : "")")
+        }
         // Plaintext an edit killed with SIGKILL left in its private folder.
         var leftovers: [String] = []
         for parent in SecureTemporaryFolder.parents(environment: invocation.environment) {

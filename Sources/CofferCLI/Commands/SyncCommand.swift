@@ -22,37 +22,74 @@ enum SyncCommand {
             standardOutput.line("The password store has no git remote; nothing to sync.")
             return
         }
-        for name in report.added { standardOutput.line("Added \(name)") }
-        for name in report.changed { standardOutput.line("Changed \(name)") }
-        for name in report.removed { standardOutput.line("Removed \(name)") }
+        let quoted: (String) -> String = Quoting.quoted
+        for name in report.added { standardOutput.line("Added \(quoted(name))") }
+        for name in report.changed { standardOutput.line("Changed \(quoted(name))") }
+        for name in report.removed { standardOutput.line("Removed \(quoted(name))") }
         for name in report.keptEdits {
-            standardOutput.line("Kept \(name): it was deleted on one side and edited on the other")
+            standardOutput.line("Kept \(quoted(name)): it was deleted on one side and edited on the other")
         }
         for name in report.keptRenames {
             standardOutput.line(
-                "Kept \(name): the entry was renamed differently on each side; both names are kept")
+                "Kept \(quoted(name)): the entry was renamed differently on each side; both names are kept")
         }
         for name in report.reencrypted {
-            standardOutput.line("Reencrypted \(name) for the recipients of its folder")
+            standardOutput.line("Reencrypted \(quoted(name)) for the recipients of its folder")
         }
+        for change in report.recipientChanges { standardOutput.line(line(for: change, invocation)) }
         if !report.importedKeys.isEmpty {
             let count = report.importedKeys.count
             standardOutput.line(
-                "Imported \(count) recipient key\(count == 1 ? "" : "s") from .public-keys: "
-                    + report.importedKeys.joined(separator: ", "))
+                "Imported \(count) recipient key\(count == 1 ? "" : "s") from .public-keys (not accepted by "
+                    + "that): " + report.importedKeys.joined(separator: ", "))
+        }
+        for entry in report.leftNarrow {
+            standardError.line(
+                "Left \(quoted(entry.name)) encrypted for its earlier recipients: "
+                    + entry.keys.joined(separator: ", ")
+                    + " \(entry.keys.count == 1 ? "is" : "are") not accepted "
+                    + "for its folder or for the folder it was written in")
         }
         for name in report.conflicts {
             standardError.line(
-                "Conflict in \(name): both sides changed the same field; "
+                "Conflict in \(quoted(name)): both sides changed the same field; "
                     + "resolve it with \"\(invocation.program) edit \(name)\"")
         }
         let changes = report.added.count + report.changed.count + report.removed.count
         if changes == 0 && report.keptEdits.isEmpty && report.conflicts.isEmpty && report.keptRenames.isEmpty
+            && report.recipientChanges.isEmpty
         {
             standardOutput.line(report.pushed ? "Pushed local changes." : "Already up to date.")
         } else if report.pushed {
             standardOutput.line("Pushed local changes.")
         }
         if !report.conflicts.isEmpty { throw Exit(1) }
+    }
+
+    /// One line of the report for a change to who may read a folder.
+    static func line(for change: RecipientChange, _ invocation: Invocation) -> String {
+        let by = change.commit.map { " by commit \($0)" } ?? ""
+        switch change.kind {
+        case .recipients, .removed:
+            let folder = change.path == ".gpg-id" ? "" : String(change.path.dropLast("/.gpg-id".count))
+            let place = folder.isEmpty ? "the store" : Quoting.quoted(folder)
+            var words =
+                change.kind == .removed
+                ? "\(Quoting.quoted(change.path)) removed\(by): \(place) takes the recipients of the folder above"
+                : "Recipients of \(place) changed\(by)"
+            if !change.added.isEmpty { words += "; added " + change.added.joined(separator: ", ") }
+            if !change.removed.isEmpty { words += "; removed " + change.removed.joined(separator: ", ") }
+            if let first = change.unaccepted.first {
+                let option = folder.isEmpty ? "" : "-p \(Quoting.quoted(folder)) "
+                words +=
+                    "; not accepted on this clone: \(change.unaccepted.joined(separator: ", ")) (to accept: "
+                    + "\(invocation.program) recipients accept \(option)\(first))"
+            }
+            return words
+        case .signature:
+            return "Signature \(Quoting.quoted(change.path)) changed\(by)"
+        case .publicKey:
+            return "Public key \(Quoting.quoted(change.path)) changed\(by)"
+        }
     }
 }

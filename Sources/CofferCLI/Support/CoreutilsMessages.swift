@@ -21,12 +21,19 @@ enum CoreutilsMessages {
         case .initialized(let recipients, let subfolder):
             let folder = subfolder.isEmpty ? "" : " (\(subfolder))"
             return "Password store initialized for \(recipients.joined(separator: ", "))\(folder)"
+        case .leftNarrow(let name, let keys):
+            return "Left \(Quoting.quoted(name)) encrypted for its earlier recipients: "
+                + "\(keys.joined(separator: ", ")) \(keys.count == 1 ? "is" : "are") not accepted for its folder"
         }
     }
 
-    /// Prints the line for `event` on standard output.
+    /// Prints the line for `event` on standard output (a warning on standard error).
     static func print(_ event: StoreEvent) {
-        standardOutput.line(line(for: event))
+        if case .leftNarrow = event {
+            standardError.line(line(for: event))
+        } else {
+            standardOutput.line(line(for: event))
+        }
     }
 
     /// Quotes a file name as coreutils' `quoteaf` does (gnulib's shell-escape-always style) in the

@@ -91,15 +91,23 @@ struct KeyringKey: Sendable {
         default:
             return nil
         }
-        var hashed: [UInt8] = [0x99, UInt8(body.count >> 8 & 0xff), UInt8(body.count & 0xff)]
-        hashed.append(contentsOf: body)
-        self.fingerprint = Gcrypt.sha1(hashed)
+        guard let fingerprint = Self.fingerprint(ofPacketBody: body) else { return nil }
+        self.fingerprint = fingerprint
         self.algorithm = algorithm
         self.parameters = parameters
         self.kdfParameters = kdf
     }
 
     /// An OID's DER bytes in dotted-decimal notation, the curve name libgcrypt accepts.
+    /// The v4 fingerprint of a public key or subkey packet body, of any algorithm (RFC 4880 section
+    /// 12.2); `nil` for other versions.
+    static func fingerprint(ofPacketBody body: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard body.count > 6, body[0] == 4, body.count <= 0xffff else { return nil }
+        var hashed: [UInt8] = [0x99, UInt8(body.count >> 8 & 0xff), UInt8(body.count & 0xff)]
+        hashed.append(contentsOf: body)
+        return Gcrypt.sha1(hashed)
+    }
+
     static func dottedOID(_ der: [UInt8]) -> String {
         guard let first = der.first else { return "" }
         var arcs = [Int(first) / 40, Int(first) % 40]
@@ -203,6 +211,7 @@ final class KeyringIndex: Sendable {
         var identity: [Int] = []
         var keys: [UInt64: [KeyringKey]] = [:]
         var times: [UInt64: [Int]] = [:]
+        var primaries: [UInt64: [[UInt8]]] = [:]
     }
 
     private let index = Locked(Index())
@@ -213,6 +222,15 @@ final class KeyringIndex: Sendable {
     /// `pubring.gpg` when there is no keybox, as gpg chooses).
     func keys(withID keyID: UInt64, home: String) -> [KeyringKey] {
         index.withLock { index in keys(withID: keyID, home: home, index: &index) }
+    }
+
+    /// The fingerprints of the primary keys whose key blocks hold a key with `keyID` (the key itself when
+    /// it is a primary key); `nil` when the keyring cannot be read here (none, or keyboxd's database).
+    func primaryFingerprints(ofKeyWithID keyID: UInt64, home: String) -> [[UInt8]]? {
+        index.withLock { index in
+            guard readKeyring(home: home, index: &index) else { return nil }
+            return index.primaries[keyID] ?? []
+        }
     }
 
     /// The first time after `now` at which gpg may judge the key block holding `keyID` otherwise: a
@@ -227,11 +245,18 @@ final class KeyringIndex: Sendable {
     }
 
     private func keys(withID keyID: UInt64, home: String, index: inout Index) -> [KeyringKey] {
+        guard readKeyring(home: home, index: &index) else { return [] }
+        return index.keys[keyID] ?? []
+    }
+
+    /// Reads the keyring of `home` into `index` unless it holds it as the file is now; `false` when
+    /// there is no keyring file.
+    private func readKeyring(home: String, index: inout Index) -> Bool {
         var file = home + "/pubring.kbx"
         var status = stat()
         if stat(file, &status) != 0 {
             file = home + "/pubring.gpg"
-            guard stat(file, &status) == 0 else { return [] }
+            guard stat(file, &status) == 0 else { return false }
         }
         #if canImport(Darwin)
             let modified = status.st_mtimespec
@@ -243,20 +268,19 @@ final class KeyringIndex: Sendable {
             Int(modified.tv_nsec),
         ]
         if file != index.path || current != index.identity {
-            guard let contents = try? FileSystem.readFile(file) else { return [] }
-            (index.keys, index.times) =
-                file.hasSuffix(".kbx") ? Self.indexKeybox(contents) : Self.indexPackets(contents)
+            guard let contents = try? FileSystem.readFile(file) else { return false }
+            let read = file.hasSuffix(".kbx") ? Self.indexKeybox(contents) : Self.indexPackets(contents)
+            (index.keys, index.times, index.primaries) = (read.keys, read.times, read.primaries)
             index.path = file
             index.identity = current
         }
-        return index.keys[keyID] ?? []
+        return true
     }
 
     /// The keys of a keybox file (its OpenPGP blobs each hold one key block), and the times of each
     /// key's block.
-    static func indexKeybox(_ contents: [UInt8]) -> ([UInt64: [KeyringKey]], [UInt64: [Int]]) {
-        var index: [UInt64: [KeyringKey]] = [:]
-        var times: [UInt64: [Int]] = [:]
+    static func indexKeybox(_ contents: [UInt8]) -> Indexed {
+        var indexed = Indexed()
         contents.withUnsafeBytes { bytes in
             var offset = 0
             while let length = PacketReader.bigEndian(bytes, at: offset, size: 4), length >= 20,
@@ -270,37 +294,50 @@ final class KeyringIndex: Sendable {
                 {
                     let block = UnsafeRawBufferPointer(
                         rebasing: bytes[(offset + start)..<(offset + start + size)])
-                    addKeys(in: block, to: &index, times: &times)
+                    addKeys(in: block, to: &indexed)
                 }
                 offset += length
             }
         }
-        return (index, times)
+        return indexed
     }
 
     /// The keys of a file of OpenPGP packets (the legacy `pubring.gpg`), and the times of each key's
     /// block.
-    static func indexPackets(_ contents: [UInt8]) -> ([UInt64: [KeyringKey]], [UInt64: [Int]]) {
-        var index: [UInt64: [KeyringKey]] = [:]
+    static func indexPackets(_ contents: [UInt8]) -> Indexed {
+        var indexed = Indexed()
+        contents.withUnsafeBytes { addKeys(in: $0, to: &indexed) }
+        return indexed
+    }
+
+    /// What reading a keyring gives: the keys by key id, the times of each key's block, and the primary
+    /// keys whose blocks hold each key id.
+    struct Indexed {
+        var keys: [UInt64: [KeyringKey]] = [:]
         var times: [UInt64: [Int]] = [:]
-        contents.withUnsafeBytes { addKeys(in: $0, to: &index, times: &times) }
-        return (index, times)
+        var primaries: [UInt64: [[UInt8]]] = [:]
     }
 
     /// Indexes the keys of `packets`; each key block (from one primary key packet to the next) gives
     /// all its keys the times of ``blockTimes``.
-    private static func addKeys(
-        in packets: UnsafeRawBufferPointer, to index: inout [UInt64: [KeyringKey]],
-        times: inout [UInt64: [Int]]
-    ) {
+    private static func addKeys(in packets: UnsafeRawBufferPointer, to indexed: inout Indexed) {
         var offset = 0
         var blockKeys: [UInt64] = []
         var blockTimes: [Int] = []
+        var blockIDs: [UInt64] = []
+        var primary: [UInt8]?
         var keyCreated = 0
         func finishBlock() {
-            for keyID in blockKeys { times[keyID, default: []] += blockTimes }
+            for keyID in blockKeys { indexed.times[keyID, default: []] += blockTimes }
+            if let primary {
+                for keyID in blockIDs where indexed.primaries[keyID]?.contains(primary) != true {
+                    indexed.primaries[keyID, default: []].append(primary)
+                }
+            }
             blockKeys = []
             blockTimes = []
+            blockIDs = []
+            primary = nil
         }
         while let packet = PacketReader.packet(in: packets, at: offset) {
             offset = packet.end
@@ -313,8 +350,13 @@ final class KeyringIndex: Sendable {
                 keyCreated = PacketReader.bigEndian(body, at: 1, size: 4) ?? 0
                 blockTimes.append(keyCreated)
                 if let key = KeyringKey(packetBody: body) {
-                    index[key.keyID, default: []].append(key)
+                    indexed.keys[key.keyID, default: []].append(key)
                     blockKeys.append(key.keyID)
+                }
+                // Any v4 key of the block, whatever its algorithm, belongs to the block's primary key.
+                if let fingerprint = KeyringKey.fingerprint(ofPacketBody: body) {
+                    blockIDs.append(fingerprint.suffix(8).reduce(0) { $0 << 8 | UInt64($1) })
+                    if packet.tag == 6 { primary = fingerprint }
                 }
             case 2:
                 blockTimes += signatureTimes(body, keyCreated: keyCreated)

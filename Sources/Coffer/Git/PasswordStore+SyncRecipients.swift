@@ -1,0 +1,200 @@
+/// What `sync` does about recipients that arrive: where ciphertexts were written, which `.gpg-id`
+/// files and kept keys changed, which signed `.gpg-id` files the user's trusted signers vouch for, and
+/// what the report says of it.
+extension PasswordStore {
+    /// For every entry ciphertext in the trees of `base` (the remote's side) and `head` (this clone's)
+    /// and in the commits between their merge base and `head`, the folders it was written in: an entry
+    /// someone moved or copied into another folder keeps the folder it came from.
+    func blobOrigins(_ repository: GitRepository, from base: String, to head: String) throws -> BlobOrigins {
+        var origins: BlobOrigins = [:]
+        func add(_ blob: Substring, _ path: Substring) {
+            guard path.hasSuffix(".gpg") else { return }
+            let name = repository.directory == root ? String(path) : relativeName(repository, path)
+            origins[String(blob), default: []].insert(Self.folder(of: String(name.dropLast(4))))
+        }
+        let fork = try repository.runUnchecked(["merge-base", base, head])
+        var trees = [base, head]
+        if fork.status == 0 { trees.append(fork.outputText) }
+        for tree in trees {
+            let listing = try repository.run(["ls-tree", "-r", "-z", tree]).standardOutput
+            for record in listing.split(separator: 0) {
+                // `MODE TYPE OBJECT<TAB>PATH`
+                guard let tab = record.firstIndex(of: 9) else { continue }
+                let fields = record[..<tab].split(separator: 32)
+                guard fields.count == 3, fields[1].elementsEqual("blob".utf8) else { continue }
+                add(
+                    Substring(decoding: fields[2], as: UTF8.self),
+                    Substring(decoding: record[(tab + 1)...], as: UTF8.self))
+            }
+        }
+        // Each of this clone's own commits since the fork: what it wrote, and where.
+        let range = fork.status == 0 ? "\(fork.outputText)..\(head)" : head
+        for commit in try repository.run(["rev-list", range]).outputText.split(separator: "\n") {
+            let changes = try repository.run([
+                "diff-tree", "-r", "-z", "--no-commit-id", "--no-renames", "--root", String(commit),
+            ]).standardOutput.split(separator: 0, omittingEmptySubsequences: false)
+            var index = 0
+            while index + 1 < changes.count {
+                // `:OLDMODE NEWMODE OLD NEW STATUS`, then the path.
+                let fields = changes[index].split(separator: 32)
+                if fields.count == 5 {
+                    add(
+                        Substring(decoding: fields[3], as: UTF8.self),
+                        Substring(decoding: changes[index + 1], as: UTF8.self))
+                }
+                index += 2
+            }
+        }
+        return origins
+    }
+
+    /// The folder of a `.gpg-id` named relative to the store root (`team/.gpg-id`: `team`).
+    static func folder(ofGPGIDName name: String) -> String {
+        name == ".gpg-id" ? "" : String(name.dropLast("/.gpg-id".count))
+    }
+
+    /// A path of `repository` as a name relative to the store root.
+    private func relativeName(_ repository: GitRepository, _ path: Substring) -> String {
+        String((repository.directory + "/" + path).dropFirst(root.count + 1))
+    }
+
+    /// The `.gpg-id` files (relative to the top) and kept key files (their names) that differ between
+    /// `old` and `new`.
+    func recipientFiles(_ repository: GitRepository, changedFrom old: String, to new: String) throws -> (
+        gpgIDs: [String], keys: [String]
+    ) {
+        var gpgIDs: [String] = []
+        var keys: [String] = []
+        let prefix = Self.publicKeysFolder + "/"
+        for change in try repository.changes(from: old, to: new) {
+            if change.path == ".gpg-id" || change.path.hasSuffix("/.gpg-id") { gpgIDs.append(change.path) }
+            if change.path.hasPrefix(prefix) { keys.append(String(change.path.dropFirst(prefix.count))) }
+        }
+        return (gpgIDs, keys)
+    }
+
+    /// The fingerprints the user trusts to sign `.gpg-id` files: `PASSWORD_STORE_SIGNING_KEY`'s and
+    /// those listed (space or comma separated) in `git config coffer.trustedsigners`.
+    package func trustedSigners(_ repository: GitRepository?) -> Set<String> {
+        var signers = Set(configuration.signingKeys.filter(Self.isFullFingerprint))
+        if let output = try? repository?.runUnchecked(["config", "--get-all", "coffer.trustedsigners"]),
+            output.status == 0
+        {
+            for word in output.outputText.split(whereSeparator: { " ,\t\n".contains($0) }) {
+                let fingerprint = word.uppercased()
+                if Self.isFullFingerprint(fingerprint) { signers.insert(fingerprint) }
+            }
+        }
+        return signers
+    }
+
+    /// Whether the `.gpg-id` at `file` carries a good signature (`FILE.sig`) by one of `signers`.
+    package func isSigned(_ file: String, by signers: Set<String>) -> Bool {
+        guard !signers.isEmpty, let bytes = try? FileSystem.readFile(file),
+            let signature = try? FileSystem.readFile(file + ".sig"),
+            let checks = try? engine.verifyDetached(signature: signature, of: bytes)
+        else { return false }
+        return checks.contains { check in
+            check.isValid && check.fingerprints.contains { signers.contains($0) }
+        }
+    }
+
+    /// After a sync brought the `.gpg-id` files `changed` (relative to the top of `repository`): each
+    /// one signed by a key the user trusts to sign them becomes its folder's record (its keys made
+    /// usable for encryption); every record under a changed file keeps only the keys its folder still
+    /// names (a key someone removed must be accepted again to come back). Saves the records.
+    func settleAcceptance(_ acceptance: inout Acceptance, changed: [String], repository: GitRepository)
+        throws
+    {
+        let signers = trustedSigners(repository)
+        var resolved: [[String]: [ResolvedRecipient]] = [:]
+        func keys(ofFolder folder: String) throws -> (lines: [ResolvedRecipient], keys: Set<String>)? {
+            guard let ids = try? recipients(forFolder: folder).ids else { return nil }
+            let lines = try resolved[ids] ?? resolve(ids)
+            resolved[ids] = lines
+            return (lines, Set(lines.filter { !$0.isAmbiguous }.flatMap { $0.keys.map(\.fingerprint) }))
+        }
+        let folders = changed.map { Self.folder(ofGPGIDName: relativeName(repository, Substring($0))) }
+        for (path, folder) in zip(changed, folders) {
+            let file = repository.directory + "/" + path
+            guard FileSystem.isFile(file), isSigned(file, by: signers), let named = try keys(ofFolder: folder)
+            else { continue }
+            for line in named.lines where !line.isAmbiguous {
+                for key in line.keys { try makeUsable(key, namedBy: line.line) }
+            }
+            acceptance.accepted.set(named.keys, forFolder: folder)
+        }
+        for (folder, accepted) in acceptance.accepted.records {
+            let touched = folders.contains { changedFolder in
+                changedFolder.isEmpty || folder == changedFolder || folder.hasPrefix(changedFolder + "/")
+            }
+            guard touched, FileSystem.isDirectory(folderPath(folder)), let named = try keys(ofFolder: folder)
+            else { continue }
+            acceptance.accepted.set(accepted.intersection(named.keys), forFolder: folder)
+        }
+        try acceptance.save()
+    }
+
+    /// What the commits between `old` and `new` changed about who may read a folder, for the report.
+    func recipientChanges(
+        _ repository: GitRepository, from old: String, to new: String, acceptance: Acceptance?
+    ) throws -> [RecipientChange] {
+        var changes: [RecipientChange] = []
+        func lastCommit(_ path: String) -> String? {
+            guard
+                let output = try? repository.runUnchecked([
+                    "log", "-1", "--format=%h %an", "\(old)..\(new)", "--", path,
+                ]),
+                output.status == 0, !output.outputText.isEmpty
+            else { return nil }
+            let parts = output.outputText.split(separator: " ", maxSplits: 1).map(String.init)
+            return parts[0] + (parts.count > 1 ? " by " + Quoting.quoted(parts[1]) : "")
+        }
+        func fingerprints(_ bytes: [UInt8]?) throws -> Set<String> {
+            guard let bytes else { return [] }
+            return Set(try resolve(GPGIDFile.parse(bytes)).flatMap { $0.keys.map(\.fingerprint) })
+        }
+        func described(_ fingerprints: Set<String>) throws -> [String] {
+            try fingerprints.sorted().map { fingerprint in
+                try engine.keys(matching: [fingerprint], secretOnly: false).first.map(Self.describe)
+                    ?? fingerprint
+            }
+        }
+        let prefix = Self.publicKeysFolder + "/"
+        for change in try repository.changes(from: old, to: new) {
+            let path = change.path
+            let name = relativeName(repository, Substring(path))
+            if path == ".gpg-id" || path.hasSuffix("/.gpg-id") {
+                let before = try fingerprints(repository.contents(of: path, at: old))
+                let folder = Self.folder(ofGPGIDName: name)
+                // A removed `.gpg-id` leaves its folder to the one above: those are its recipients now.
+                let after =
+                    change.status.hasPrefix("D")
+                    ? try fingerprints(gpgIDFile(forFolder: folder).map { try FileSystem.readFile($0) })
+                    : try fingerprints(repository.contents(of: path, at: new))
+                var unaccepted: [String] = []
+                if let acceptance, let now = try? resolve(recipients(forFolder: folder).ids) {
+                    let accepted = acceptance.accepted.keys(forFolder: folder)
+                    unaccepted = now.flatMap { $0.keys.map(\.fingerprint) }.filter { !accepted.contains($0) }
+                }
+                changes.append(
+                    RecipientChange(
+                        kind: change.status.hasPrefix("D") ? .removed : .recipients, path: name,
+                        added: try described(after.subtracting(before)),
+                        removed: try described(before.subtracting(after)),
+                        unaccepted: Array(Set(unaccepted)).sorted(), commit: lastCommit(path)))
+            } else if path == ".gpg-id.sig" || path.hasSuffix("/.gpg-id.sig") {
+                changes.append(
+                    RecipientChange(
+                        kind: .signature, path: name, added: [], removed: [], unaccepted: [],
+                        commit: lastCommit(path)))
+            } else if path.hasPrefix(prefix) {
+                changes.append(
+                    RecipientChange(
+                        kind: .publicKey, path: name, added: [], removed: [], unaccepted: [],
+                        commit: lastCommit(path)))
+            }
+        }
+        return changes
+    }
+}
