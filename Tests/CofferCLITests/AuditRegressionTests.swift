@@ -114,7 +114,7 @@ struct AuditRegressionTests {
         #expect(noAge.status == 0, "\(noAge.errorText)")
     }
 
-    @Test("a symbolic link to an entry or a folder is audited once, listed as an alias, not as reuse")
+    @Test("a symbolic link to an entry or a folder is audited once, not as reuse; an entry's is an alias")
     func symlinkAliases() throws {
         let audit = try AuditSandbox(git: false)
         try audit.insert("github", "Vq8#Lm3!pX7$wK2@nR5\n")
@@ -125,10 +125,9 @@ struct AuditRegressionTests {
         #expect(output.status == 0, "\(output.outputText)")
         let sections = AuditCommandTests.sections(output.outputText)
         #expect(sections["Reused passwords"] == nil)
-        #expect(
-            sections["Aliases (symbolic links), audited once under the name they lead to"] == [
-                "gh -> github", "job/vpn -> work/vpn",
-            ], "\(output.outputText)")
+        // The folder `work` is walked once, under its own name: nothing below `job` is listed at all.
+        let aliases = sections["Aliases (symbolic links), audited once under the name they lead to"]
+        #expect(aliases == ["gh -> github"], "\(output.outputText)")
         #expect(output.outputText.contains("among 2 entries."), "\(output.outputText)")
         let json = try audit.run(["audit", "--json"])
         #expect(json.outputText.contains("\"entries\": 2,"))

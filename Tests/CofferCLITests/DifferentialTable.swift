@@ -63,6 +63,42 @@ enum DifferentialTable {
 
         """#
 
+    /// Two links to one folder (a diamond), a third from the top, and a folder holding links only.
+    static let diamond = #"""
+        pass init "$K1" >/dev/null
+        ins shared/inner 'inner-password\n'
+        ins top 'top-password\n'
+        mkdir "$STORE/pair"
+        ln -s ../shared "$STORE/pair/one"
+        ln -s ../shared "$STORE/pair/two"
+        ln -s shared "$STORE/alias"
+
+        """#
+
+    /// Links back up the tree: to a folder's parent, to the folder itself, and one from the top into it.
+    static let linkLoop = #"""
+        pass init "$K1" >/dev/null
+        ins a/b/deep 'deep-password\n'
+        ln -s .. "$STORE/a/b/up"
+        ln -s ../a "$STORE/a/self"
+        ln -s a "$STORE/top"
+
+        """#
+
+    /// A ladder of 24 diamonds: folders d0 to d24, each dN holding links a and b to d(N+1), so 2^24 paths
+    /// through the links lead to d24.
+    static let ladder = #"""
+        pass init "$K1" >/dev/null
+        ins d0/first 'first-password\n'
+        ins d24/last 'last-password\n'
+        for i in $(seq 0 23); do
+            mkdir -p "$STORE/d$i"
+            ln -s "../d$((i + 1))" "$STORE/d$i/a"
+            ln -s "../d$((i + 1))" "$STORE/d$i/b"
+        done
+
+        """#
+
     /// ``basic`` plus dotfiles, a hidden entry and files that are not entries.
     static let extras =
         basic + #"""
@@ -296,6 +332,14 @@ enum DifferentialTable {
         make("ls.file-and-folder-same-name", tricky, ["ls"], locales: both),
         make("ls.symlinks", symlinks, ["ls"], locales: both),
         make("ls.folder-symlink", symlinks, ["ls", "dirlink"]),
+        // tree keeps the device and inode of every folder it lists: a link to one listed already is drawn
+        // once, marked "[recursive, not followed]"; a folder itself is always listed.
+        make("ls.diamond", diamond, ["ls"], locales: both),
+        make("ls.diamond-subfolder", diamond, ["ls", "pair"]),
+        make("ls.link-loop", linkLoop, ["ls"], locales: both),
+        make("ls.link-loop-subfolder", linkLoop, ["ls", "a/b"]),
+        make("ls.ladder", ladder, ["ls"]),
+        make("ls.ladder-subfolder", ladder, ["ls", "d0"], environment: ["TERM": nil]),
         make("ls.dotfiles-and-other-files", extras, ["ls"]),
         make("ls.sorting", sorting, ["ls"], locales: both),
         make("ls.without-term", basic, ["ls"], environment: ["TERM": nil]),
@@ -366,6 +410,11 @@ enum DifferentialTable {
         make("find.unicode", basic, ["find", "ünï"], locales: both),
         make("find.symlinks", symlinks, ["find", "in"]),
         make("find.symlinks-without-term", symlinks, ["find", "in"], environment: ["TERM": nil]),
+        make("find.diamond", diamond, ["find", "inner"]),
+        make("find.diamond-folder-name", diamond, ["find", "pair", "alias"]),
+        make("find.link-loop", linkLoop, ["find", "deep"]),
+        make("find.ladder", ladder, ["find", "last"]),
+        make("find.ladder-folder-names", ladder, ["find", "d2"]),
         make("find.leading-dash", tricky, ["find", "-dash"]),
         make("find.hidden-entries", extras, ["find", "hidden"]),
     ]
@@ -397,7 +446,10 @@ enum DifferentialTable {
             unordered: true),
         make("grep.context", grepStore, ["grep", "-A1", "work-password"]),
         make("grep.invalid-option", grepStore, ["grep", "--bogus", "x"], unordered: true),
-        make("grep.symlinked-folder", symlinks, ["grep", "inner"], unordered: true),
+        make(
+            "grep.symlinked-folder", symlinks, ["grep", "inner"], unordered: true,
+            deliberate: "grep searches each folder once, under its own name; pass's find -L searches a "
+                + "folder again through every link to it (2^24 times at the foot of a ladder of 24 diamonds)"),
         make("grep.empty-store", empty, ["grep", "x"]),
     ]
 

@@ -7,6 +7,10 @@
 extension PasswordStore {
     /// The tree below the folder `subfolder` (the whole store for `""`).
     ///
+    /// Each folder is in it once: a link to a folder the listing holds already (or to one of its own
+    /// parents) is a folder without children, and a folder that is in the store under its own name is
+    /// listed there rather than below a link to it.
+    ///
     /// - Throws: ``CofferError/Code/notFound`` when the folder does not exist.
     public func list(_ subfolder: String = "") throws -> StoreNode {
         try EntryName.validate(subfolder)
@@ -14,10 +18,8 @@ extension PasswordStore {
         guard FileSystem.isDirectory(path) else {
             throw CofferError(.notFound, "\(subfolder) is not in the password store.")
         }
-        var ancestors = Set([Self.identity(of: path)])
         return StoreNode(
-            name: EntryName.trimmed(subfolder), kind: .folder,
-            children: children(of: path, ancestors: &ancestors))
+            name: EntryName.trimmed(subfolder), kind: .folder, children: try Self.tree(below: path))
     }
 
     /// The pruned tree of items whose name contains any of `terms`, ignoring case, as `coffer find` and
@@ -53,22 +55,25 @@ extension PasswordStore {
         return Identity(device: info.st_dev, inode: info.st_ino)
     }
 
-    /// The visible items of a folder in byte order, links to folders followed unless they lead back to a
-    /// folder on the way down (shown empty then).
-    private func children(of path: String, ancestors: inout Set<Identity>) -> [StoreNode] {
-        guard let items = FileTree.contents(of: Array(path.utf8), hidden: false, examineFiles: true) else {
-            return []
+    /// The visible items below the folder `path` in byte order, as the one walker goes through them (each
+    /// folder once).
+    private static func tree(below path: String) throws -> [StoreNode] {
+        // The nodes of each folder's items, by the folder's path and a slash; the walk sorts them.
+        var items: [String: [StoreNode]] = [:]
+        try FileTree.walk(path, hidden: false, followLinks: true, sorted: true, examineFiles: true) {
+            child, item in
+            let folder = child[...(child.lastIndex(of: "/") ?? child.startIndex)]
+            items[String(folder), default: []].append(node(item))
+            return item.leadsToFolder && !item.linkUnreadable
         }
-        return items.sorted { $0.name.lexicographicallyPrecedes($1.name) }.map { item in
-            guard item.leadsToFolder else { return Self.node(item) }
-            let identity = Identity(device: item.device, inode: item.inode)
-            var node = Self.node(item)
-            if ancestors.insert(identity).inserted {
-                node.children = children(of: path + "/" + item.nameString, ancestors: &ancestors)
-                ancestors.remove(identity)
+        func children(_ folder: String) -> [StoreNode] {
+            (items[folder] ?? []).map { item in
+                var node = item
+                if node.kind == .folder { node.children = children(folder + node.name + "/") }
+                return node
             }
-            return node
         }
+        return children(path.hasSuffix("/") ? path : path + "/")
     }
 
     /// tree's pruned search of one folder `level` deep: its items that match or hold something that does;

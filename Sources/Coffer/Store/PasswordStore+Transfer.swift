@@ -296,6 +296,11 @@ extension PasswordStore {
             case .unreadable(let number):
                 throw CofferError(.io, "cannot read folder", path: path, errno: number)
             case .loop: throw CofferError(.io, "cannot copy a folder into itself", path: path, errno: ELOOP)
+            case .walkedAlready(let first):
+                // Each folder is copied once: a second way into one would copy it again for every path.
+                throw CofferError(
+                    .io, "cannot copy \(path): it leads to the folder copied from \(first)",
+                    paths: [path, first])
             }
         }
     }

@@ -1,7 +1,7 @@
 /// One item of a listing: an entry, a folder or another file, with its children for folders.
 ///
 /// Names are the on-disk names (entries keep their `.gpg`); children are in byte order, dotfiles left out,
-/// and symlinks to folders are followed as `tree -l` does.
+/// and symlinks to folders are followed, each folder once (``PasswordStore/list(_:)``).
 public struct StoreNode: Sendable, Equatable {
     /// What the item is.
     public enum Kind: Sendable, Equatable {

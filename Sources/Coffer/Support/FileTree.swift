@@ -139,31 +139,67 @@ package enum FileTree {
         return item
     }
 
-    /// Why the walk could not go into a folder.
+    /// Why the walk did not go into a folder.
     package enum Failure: Sendable, Equatable {
         /// The folder could not be read; the `errno` says why.
         case unreadable(Int32)
         /// A link leads back to `ancestor`, a folder already on the way down.
         case loop(ancestor: String)
+        /// The folder was walked already under the path `first` (not on the way down), and is reached
+        /// again through a link.
+        case walkedAlready(first: String)
     }
 
-    /// Goes through the tree below the folder `root` depth first, in directory order (byte order of the
-    /// names with `sorted`).
+    /// Goes through the tree below the folder `root`, each folder once, in directory order (byte order of
+    /// the names with `sorted`).
     ///
     /// `visit` is called for each item with its path and says whether to go into it (only folders, and
-    /// with `followLinks` links to folders, are gone into; a folder already on the way down is not
-    /// entered again); `leave` is called after a folder's items; `failed` hears of a folder that cannot
-    /// be read and of a link that leads back up the tree. With `examineFiles` regular files carry their
-    /// full mode (permissions), otherwise only their type.
+    /// with `followLinks` links to folders, are gone into); `leave` is called after a folder's items;
+    /// `failed` hears of a folder that cannot be read and of a folder that is not gone into because the
+    /// walk has been there (``Failure/loop(ancestor:)``, ``Failure/walkedAlready(first:)``). With
+    /// `examineFiles` regular files carry their full mode (permissions), otherwise only their type.
+    ///
+    /// The folders below `root` are walked depth first. With `followLinks`, the links to folders wait
+    /// until then and are gone into in the order they were met (their own folders depth first, their
+    /// links waiting again): a folder a link leads to is walked once, under its own name when it is
+    /// below `root` too, and a graph of links costs one walk of each folder rather than one for each
+    /// path through the links.
     package static func walk(
         _ root: String, hidden: Bool = true, followLinks: Bool = false, sorted: Bool = false,
         examineFiles: Bool = false, visit: (_ path: String, _ item: Item) throws -> Bool,
         leave: (_ path: String, _ item: Item) throws -> Void = { _, _ in },
         failed: (_ path: String, _ failure: Failure) throws -> Void = { _, _ in }
     ) throws {
-        var ancestors: [(device: dev_t, inode: ino_t, path: String)] = []
+        /// A folder's device and inode.
+        struct Identity: Hashable {
+            var device: dev_t
+            var inode: ino_t
+        }
+        /// Every folder walked, with the path it was walked under.
+        var walked: [Identity: String] = [:]
+        /// The folders on the way down, innermost last.
+        var ancestors: [(identity: Identity, path: String)] = []
+        /// Links to folders not gone into yet, with the folders on their way down.
+        var waiting: [(path: [UInt8], item: Item, ancestors: [(identity: Identity, path: String)])] = []
         var info = stat()
-        if stat(root, &info) == 0 { ancestors.append((info.st_dev, info.st_ino, root)) }
+        if stat(root, &info) == 0 {
+            let identity = Identity(device: info.st_dev, inode: info.st_ino)
+            walked[identity] = root
+            ancestors.append((identity, root))
+        }
+        func enter(_ folder: [UInt8], _ item: Item) throws {
+            let path = String(decoding: folder, as: UTF8.self)
+            let identity = Identity(device: item.device, inode: item.inode)
+            if let loop = ancestors.first(where: { $0.identity == identity }) {
+                return try failed(path, .loop(ancestor: loop.path))
+            }
+            if let first = walked[identity] { return try failed(path, .walkedAlready(first: first)) }
+            walked[identity] = path
+            ancestors.append((identity, path))
+            try walk(folder)
+            ancestors.removeLast()
+            try leave(path, item)
+        }
         func walk(_ folder: [UInt8]) throws {
             guard var items = contents(of: folder, hidden: hidden, examineFiles: examineFiles) else {
                 try failed(String(decoding: folder, as: UTF8.self), .unreadable(errno))
@@ -173,19 +209,21 @@ package enum FileTree {
             let prefix = folder.last == UInt8(ascii: "/") ? folder : folder + [UInt8(ascii: "/")]
             for item in items {
                 let path = prefix + item.name
-                let text = String(decoding: path, as: UTF8.self)
-                guard try visit(text, item) else { continue }
-                guard item.isFolder || (followLinks && item.isLink && item.leadsToFolder) else { continue }
-                if let loop = ancestors.first(where: { $0.device == item.device && $0.inode == item.inode }) {
-                    try failed(text, .loop(ancestor: loop.path))
-                    continue
+                guard try visit(String(decoding: path, as: UTF8.self), item) else { continue }
+                if item.isFolder {
+                    try enter(path, item)
+                } else if followLinks && item.isLink && item.leadsToFolder {
+                    waiting.append((path, item, ancestors))
                 }
-                ancestors.append((item.device, item.inode, text))
-                try walk(path)
-                ancestors.removeLast()
-                try leave(text, item)
             }
         }
         try walk(Array(root.utf8))
+        var next = 0
+        while next < waiting.count {
+            let link = waiting[next]
+            next += 1
+            ancestors = link.ancestors
+            try enter(link.path, link.item)
+        }
     }
 }

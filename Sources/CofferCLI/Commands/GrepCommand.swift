@@ -106,10 +106,15 @@ enum GrepCommand {
     }
 }
 
-/// `find -L ROOT -path '*/.git' -prune -o -iname '*.gpg' -print`: pre-order, directory order, following
-/// symlinks, reporting unreadable folders and file-system loops as find does.
+/// `find -L ROOT -path '*/.git' -prune -o -iname '*.gpg' -print`, but each folder searched once: directory
+/// order, folders reached through links after the others, reporting unreadable folders and file-system
+/// loops as find does.
+///
+/// find -L follows every path through the links, so a folder two links lead to is searched twice, and a
+/// ladder of such folders as often as it has paths (2^24 for 24 levels); coffer searches a folder under the
+/// first name the walk reaches it by (its own, when it is in the store).
 struct FindWalker {
-    /// Calls `visit` with every path that `find` would print.
+    /// Calls `visit` with every path that `find` would print, a folder reached again left out.
     mutating func walk(_ root: String, visit: (String) -> Void) {
         var info = stat()
         if stat(root, &info) != 0 && lstat(root, &info) != 0 {
@@ -132,6 +137,9 @@ struct FindWalker {
                 standardError.line(
                     "find: File system loop detected; \(quote(path)) is part of the same file system loop as \(quote(ancestor))."
                 )
+            case .walkedAlready:
+                // find -L would search the folder again for every path to it; grep searches it once.
+                break
             }
         }
     }
