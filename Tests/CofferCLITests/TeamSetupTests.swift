@@ -204,7 +204,18 @@ struct TeamSetupTests {
         let keys = installed.sandbox.keys
         let ann = try Self.makeKey(installed, "Ann <ann@x.test>")
         let joann = try Self.makeKey(installed, "Joann <joann@x.test>")
-        try "# the team\n\(keys[0].fingerprint)  # me\nann@x.test\njoann@x.test\n".write(
+        // gpg takes ann@x.test for a part of a user id: it matches Joann too, and which of them would read
+        // the entry is gpg's choice. Writes and the listing refuse such a line.
+        try "# the team\n\(keys[0].fingerprint)  # me\nann@x.test\n".write(
+            toFile: installed.store + "/.gpg-id")
+        try installed.git(["commit", "-q", "-m", "ambiguous", "--", ".gpg-id"])
+        let ambiguous = try installed.run(["insert", "-m", "-f", "site"], input: "secret\n")
+        #expect(
+            ambiguous.status == 1 && ambiguous.errorText.contains("matches 2 keys"), "\(ambiguous.errorText)")
+        #expect(!FileSystem.exists(installed.store + "/site.gpg"))
+        let listed = try installed.run(["recipients"])
+        #expect(listed.status == 1 && listed.errorText.contains("matches 2 keys"), "\(listed.errorText)")
+        try "# the team\n\(keys[0].fingerprint)  # me\n<ann@x.test>\n<joann@x.test>\n".write(
             toFile: installed.store + "/.gpg-id")
         try installed.git(["commit", "-q", "-m", "team", "--", ".gpg-id"])
         try installed.insert("site", "secret\n")
@@ -212,7 +223,7 @@ struct TeamSetupTests {
         try installed.check(["recipients", "rm", "ann@x.test"])
         #expect(
             try String(decoding: installed.sandbox.read(installed.store + "/.gpg-id"), as: UTF8.self)
-                == "# the team\n\(keys[0].fingerprint)  # me\njoann@x.test\n")
+                == "# the team\n\(keys[0].fingerprint)  # me\n<joann@x.test>\n")
         let engine = installed.sandbox.engine
         let wanted = try engine.encryptionKeyIDs(for: [keys[0].fingerprint, joann])
         #expect(
@@ -468,10 +479,19 @@ struct TeamSetupTests {
         #expect(try installed.check(["show", "team/member 260"]).outputText == "secret 260\nlogin: user260")
         try installed.check(["sync"])
 
-        // The other clone imports the key it lacked, and can write to team/ for both.
+        // The other clone imports the key it lacked, as data: it is not accepted until its user says so,
+        // and then the other clone can write to team/ for both.
         let pulled = try other.check(["sync"])
         #expect(pulled.outputText.contains("Imported 1 recipient key"))
+        #expect(
+            pulled.outputText.contains("recipients accept -p team \(keys[1].fingerprint)"),
+            "\(pulled.outputText)")
         #expect(try other.tool(["gpg", "--batch", "--list-keys", keys[1].fingerprint]).status == 0)
+        let refused = try other.run(["insert", "-m", "team/new"], input: "new secret\n")
+        #expect(refused.status == 1, "\(refused.errorText)")
+        #expect(refused.errorText.contains("recipients accept -p team \(keys[1].fingerprint)"))
+        #expect(!FileSystem.exists(other.store + "/team/new.gpg"))
+        try other.check(["recipients", "accept", "-p", "team", keys[1].fingerprint])
         try other.check(["insert", "-m", "team/new"], input: "new secret\n")
         #expect(OpenPGPPackets.recipientKeyIDs(try sandbox.read(other.store + "/team/new.gpg")) == both)
         try other.check(["sync"])

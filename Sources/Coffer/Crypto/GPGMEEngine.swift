@@ -98,7 +98,7 @@ public struct GPGMEEngine: CryptoEngine {
                 }
                 guard usable.count > 1 else { continue }
                 let named = usable.map { key in
-                    key.fingerprint + (key.userIDs.first.map { " " + Quoting.quoted($0) } ?? "")
+                    key.fingerprint + (key.userIDs.first.map { " " + Quoting.inQuotes($0) } ?? "")
                 }
                 throw GPGError(
                     kind: .ambiguousRecipient, code: 0,

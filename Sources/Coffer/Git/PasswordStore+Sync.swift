@@ -94,9 +94,6 @@ extension PasswordStore {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             let repository = try rootRepository()
             var report = SyncReport()
-            // What this clone accepts is settled before anything arrives: a clone without records takes
-            // the recipients it has now, not those a pull brings.
-            var acceptance = try acceptance(at: root + "/.gpg-id")
             if let undone = try undoInterruptedSync(repository) {
                 report.recovered = true
                 report.keptInterruptedWork = undone.kept
@@ -109,7 +106,8 @@ extension PasswordStore {
                 var integration = SyncIntegration(
                     store: self, repository: repository, branch: branch, upstream: "MERGE_HEAD",
                     upstreamCommit: mergeHead, rebase: false,
-                    policy: AutomaticPolicy(store: self, acceptance: acceptance, origins: origins))
+                    policy: AutomaticPolicy(
+                        store: self, acceptance: try acceptance(at: root + "/.gpg-id"), origins: origins))
                 try integration.finishMergeByHand()
                 report.add(integration.report)
             }
@@ -130,6 +128,9 @@ extension PasswordStore {
                         + "undo them, then sync again")
             }
             if let mergeDriver { try repository.installMergeDriver(executable: mergeDriver) }
+            // What this clone accepts is settled before anything arrives: a clone without records takes
+            // the recipients it has now, not those a pull brings.
+            var acceptance = try acceptance(at: root + "/.gpg-id")
             let remotes = try repository.run(["remote"]).outputText.split(separator: "\n").map(String.init)
             guard let defaultRemote = remotes.contains("origin") ? "origin" : remotes.first else {
                 report.noRemote = true

@@ -248,7 +248,8 @@ extension PasswordStore {
             said += " on the line \(Quoting.quoted(line)), not committed"
         }
         if let recordFolder = acceptance.accepted.record(forFolder: folder)?.folder,
-            Self.folder(ofGPGID: file) != folderPath(recordFolder)
+            folderPath(recordFolder).hasPrefix(Self.folder(ofGPGID: file) + "/"),
+            !FileSystem.isFile(folderPath(recordFolder) + "/.gpg-id")
         {
             // The folder's own .gpg-id is gone: it takes another's recipients now.
             let own = repository.pathspec(folderPath(recordFolder) + "/.gpg-id")

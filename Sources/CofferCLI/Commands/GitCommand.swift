@@ -90,6 +90,10 @@ enum GitCommand {
         }
         // Beyond pass: the entry merge driver, in this clone's config and local attributes only.
         ignoringGitFailure { try repository.installMergeDriver(executable: ownExecutable) }
+        // The store is the user's own: its recipients are accepted as they are, without a word.
+        var store = invocation.store
+        store.notices = nil
+        ignoringGitFailure { _ = try store.acceptance(at: prefix + "/.gpg-id") }
         if failed { throw Exit(1) }
     }
 
