@@ -1,0 +1,417 @@
+import Coffer
+import CofferTestSupport
+import Testing
+
+/// A team store as a pusher attacks it: Alice uses coffer, installed only as `pass` and run by absolute
+/// path with `PATH=/usr/bin:/bin`; Mallory can push to the shared remote with plain git and is meant to
+/// read `shared/` only. Each test is one attack of SECURITY.md's "pusher to the shared remote".
+struct Team {
+    typealias Person = TeamSetupTests.Person
+
+    let installed: InstalledAsPass
+    let alice: Person
+    let mallory: Person
+    let remote: String
+    let aliceKey: String
+    let malloryKey: String
+    /// Extra variables for Alice's commands (`PASSWORD_STORE_SIGNING_KEY`).
+    let aliceEnvironment: [String: String]
+
+    /// Mallory's plain git clone.
+    var malloryClone: String { mallory.home + "/clone" }
+    var store: String { alice.store }
+
+    /// The store: `web/site` and `private/diary` for Alice alone, `shared/wifi` for both,
+    /// `shared/board/minutes` for Alice alone inside `shared/` (its own `.gpg-id`); pushed, and cloned by
+    /// Mallory with git.
+    init(signing: Bool = false) throws {
+        installed = try InstalledAsPass(git: false)
+        remote = installed.sandbox.directory + "/remote.git"
+        try installed.sandbox.check(["git", "init", "-q", "--bare", remote])
+        alice = try Person(installed, "alice")
+        mallory = try Person(installed, "mallory")
+        aliceKey = try Self.makeKey(alice, "Alice <alice@coffer.test>")
+        malloryKey = try Self.makeKey(mallory, "Mallory <mallory@coffer.test>")
+        aliceEnvironment = signing ? ["PASSWORD_STORE_SIGNING_KEY": aliceKey] : [:]
+        try check(["init", aliceKey])
+        try check(["git", "init"])
+        for (name, text) in [
+            ("web/site", "site password\n"), ("private/diary", "diary v1\n"), ("shared/wifi", "wifi\n"),
+            ("shared/board/minutes", "minutes v1\n"),
+        ] {
+            try check(["insert", "-m", "-f", name], input: text)
+        }
+        try check(["init", "-p", "private", aliceKey])
+        try check(["init", "-p", "shared/board", aliceKey])
+        try Self.give(malloryKey, from: mallory, to: alice)
+        try check(["recipients", "add", "-p", "shared", malloryKey])
+        _ = try alice.tool(["git", "-C", store, "remote", "add", "origin", "file://" + remote])
+        try check(["sync"])
+        try mallory.tool(["git", "clone", "-q", "-b", "main", "file://" + remote, malloryClone])
+            .succeeded("mallory's clone")
+    }
+
+    /// Runs the installed `pass` as Alice.
+    @discardableResult
+    func run(_ arguments: [String], input: String = "", environment extra: [String: String] = [:]) throws
+        -> ChildProcess.Output
+    {
+        var environment = alice.environment
+        for (name, value) in aliceEnvironment.merging(extra, uniquingKeysWith: { $1 }) {
+            environment[name] = value
+        }
+        return try installed.run(arguments, input: input, environment: environment)
+    }
+
+    @discardableResult
+    func check(_ arguments: [String], input: String = "", environment extra: [String: String] = [:]) throws
+        -> ChildProcess.Output
+    {
+        try run(arguments, input: input, environment: extra).exitedZero(
+            "pass \(arguments.joined(separator: " "))")
+    }
+
+    /// Mallory changes her clone with `change` (given its folder), commits everything as herself and
+    /// pushes, with plain git.
+    @discardableResult
+    func malloryPushes(_ message: String, _ change: (String) throws -> Void) throws -> String {
+        _ = try mallory.tool(["git", "-C", malloryClone, "pull", "-q", "--rebase"])
+        try change(malloryClone)
+        try mallory.tool(["git", "-C", malloryClone, "add", "-A"]).succeeded("git add")
+        try mallory.tool([
+            "git", "-C", malloryClone, "-c", "user.name=Mallory", "-c", "user.email=mallory@coffer.test",
+            "commit", "-q", "-m", message,
+        ]).succeeded("git commit")
+        try mallory.tool(["git", "-C", malloryClone, "push", "-q"]).succeeded("git push")
+        return try mallory.tool(["git", "-C", malloryClone, "rev-parse", "--short", "HEAD"]).outputText
+    }
+
+    /// The entry's plaintext as `person`'s gpg decrypts `file`, or `nil` when it cannot.
+    func decrypted(_ file: String, by person: Person) throws -> String? {
+        let output = try person.tool(["gpg", "--batch", "--quiet", "--decrypt", file])
+        return output.status == 0 ? String(decoding: output.standardOutput, as: UTF8.self) : nil
+    }
+
+    /// The tip of Alice's branch.
+    func head() throws -> String { try alice.head() }
+
+    /// `git status --porcelain` in Alice's store.
+    func uncommitted() throws -> String {
+        try alice.tool(["git", "-C", store, "status", "--porcelain"]).outputText
+    }
+
+    /// Makes a key with an encryption subkey in `person`'s keyring.
+    static func makeKey(_ person: Person, _ userID: String) throws -> String {
+        try person.tool([
+            "gpg", "--batch", "--passphrase", "", "--quick-gen-key", userID, "ed25519", "sign", "never",
+        ]).succeeded("gpg --quick-gen-key")
+        let listing = try person.tool(["gpg", "--batch", "--with-colons", "--list-keys", "=" + userID])
+            .outputText
+        guard let line = listing.split(separator: "\n").first(where: { $0.hasPrefix("fpr:") }) else {
+            throw SandboxError("no key for \(userID)")
+        }
+        let fingerprint = String(line.split(separator: ":", omittingEmptySubsequences: false)[9])
+        try person.tool([
+            "gpg", "--batch", "--passphrase", "", "--quick-add-key", fingerprint, "cv25519", "encr", "never",
+        ]).succeeded("gpg --quick-add-key")
+        return fingerprint
+    }
+
+    /// `person`'s public key `fingerprint`, armored.
+    static func export(_ fingerprint: String, from person: Person) throws -> String {
+        try person.tool(["gpg", "--batch", "--armor", "--export", fingerprint]).outputText + "\n"
+    }
+
+    /// Imports `fingerprint` from one keyring into another (as data: no certification).
+    static func give(_ fingerprint: String, from owner: Person, to other: Person) throws {
+        try other.tool(["gpg", "--batch", "--import"], input: export(fingerprint, from: owner))
+            .succeeded("gpg --import")
+    }
+
+    /// The validity gpg gives `fingerprint` in `person`'s keyring (the second field of its `pub` line).
+    static func validity(_ fingerprint: String, for person: Person) throws -> String {
+        let listing = try person.tool(["gpg", "--batch", "--with-colons", "--list-keys", fingerprint])
+            .outputText
+        let pub = listing.split(separator: "\n").first { $0.hasPrefix("pub:") } ?? ""
+        return String(pub.split(separator: ":", omittingEmptySubsequences: false).dropFirst().first ?? "")
+    }
+
+    /// Stops both agents.
+    func stop() {
+        alice.stopAgent()
+        mallory.stopAgent()
+    }
+}
+
+@Suite("a shared store that no pusher can subvert")
+struct SharedStoreTests {
+    @Test("a key a pusher names in .gpg-id and .public-keys is data: writes refuse it, as pass refuses it")
+    func pushedKeyIsNotTrusted() throws {
+        let team = try Team()
+        defer { team.stop() }
+        let eve = try Team.makeKey(team.mallory, "Eve <eve@coffer.test>")
+        let commit = try team.malloryPushes("routine") { clone in
+            try Team.export(eve, from: team.mallory).write(toFile: clone + "/.public-keys/" + eve)
+            try "\(team.aliceKey)\n\(eve)\n".write(toFile: clone + "/.gpg-id")
+        }
+        let synced = try team.check(["sync"])
+        #expect(
+            synced.outputText.contains("Recipients of the store changed by commit \(commit)"),
+            "\(synced.outputText)")
+        #expect(synced.outputText.contains("not accepted on this clone: \(eve)"))
+        #expect(!synced.outputText.contains("Already up to date"))
+        // Imported, never certified.
+        #expect(try team.alice.tool(["gpg", "--batch", "--list-keys", eve]).status == 0)
+        #expect(!["f", "u", "m"].contains(try Team.validity(eve, for: team.alice)))
+
+        let head = try team.head()
+        let refused = try team.run(["insert", "-m", "web/new"], input: "new secret\n")
+        #expect(refused.status == 1)
+        let lines = refused.errorText.split(separator: "\n")
+        #expect(lines.count == 1, "\(refused.errorText)")
+        for part in [
+            eve, "\"Eve <eve@coffer.test>\"", "commit \(commit)", "Mallory", "pass recipients accept",
+        ] {
+            #expect(refused.errorText.contains(part), "\(part): \(refused.errorText)")
+        }
+        #expect(!FileSystem.exists(team.store + "/web/new.gpg"))
+        #expect(try team.head() == head)
+        #expect(try team.uncommitted().isEmpty)
+        // Debian's pass refuses the key too (gpg has no reason to trust it).
+        let pass = try team.alice.tool(["/usr/bin/pass", "insert", "-m", "web/by-pass"], input: "x\n")
+        #expect(pass.status != 0)
+        #expect(!FileSystem.exists(team.store + "/web/by-pass.gpg"))
+
+        // A .gpg-id naming the pusher's key alone is refused the same way, with the other commands that
+        // encrypt: generate, mv into the folder, cp, edit.
+        try team.malloryPushes("only me") { clone in try "\(eve)\n".write(toFile: clone + "/.gpg-id") }
+        try team.check(["sync"])
+        for (arguments, input) in [
+            (["insert", "-m", "-f", "web/site"], "changed\n"), (["generate", "web/generated"], ""),
+            (["cp", "private/diary", "web/diary"], ""), (["generate", "-i", "web/site"], ""),
+        ] {
+            let output = try team.run(arguments, input: input)
+            #expect(output.status == 1, "\(arguments): \(output.outputText)")
+            #expect(output.errorText.contains(eve), "\(arguments): \(output.errorText)")
+        }
+        #expect(try team.decrypted(team.store + "/web/site.gpg", by: team.alice) == "site password\n")
+        #expect(!FileSystem.exists(team.store + "/web/generated.gpg"))
+        #expect(!FileSystem.exists(team.store + "/web/diary.gpg"))
+        #expect(try team.uncommitted().isEmpty)
+    }
+
+    @Test("accepting a pushed key is the user's act: it certifies that key's user id and re-encrypts")
+    func acceptingIsExplicit() throws {
+        let team = try Team()
+        defer { team.stop() }
+        try team.malloryPushes("me at the top") { clone in
+            try "\(team.aliceKey)\n\(team.malloryKey)\n".write(toFile: clone + "/.gpg-id")
+        }
+        try team.check(["sync"])
+        // Mallory's key is valid for gpg (Alice added her to shared/), so pass would encrypt to it; coffer
+        // does not, for the store's root.
+        let refused = try team.run(["insert", "-m", "web/new"], input: "new\n")
+        #expect(refused.status == 1 && refused.errorText.contains(team.malloryKey))
+        let listed = try team.check(["recipients"]).outputText
+        #expect(
+            listed.contains("not accepted on this clone: pass recipients accept \(team.malloryKey)"),
+            "\(listed)")
+        let accepted = try team.check(["recipients", "accept", team.malloryKey])
+        #expect(accepted.outputText.contains("added by commit"), "\(accepted.outputText)")
+        #expect(accepted.outputText.contains("re-encrypted"))
+        try team.check(["insert", "-m", "web/new"], input: "new\n")
+        #expect(try team.decrypted(team.store + "/web/new.gpg", by: team.mallory) == "new\n")
+        // What the pusher's change left unreadable for her, the acceptance re-encrypted.
+        #expect(try team.decrypted(team.store + "/web/site.gpg", by: team.mallory) == "site password\n")
+        // Folders with their own .gpg-id keep theirs.
+        #expect(try team.decrypted(team.store + "/private/diary.gpg", by: team.mallory) == nil)
+        #expect(try team.uncommitted().isEmpty)
+    }
+
+    @Test(
+        "sync does not re-encrypt a rotated password for a folder an incoming rename moved it into",
+        arguments: [false, true])
+    func incomingRenameDoesNotWiden(signing: Bool) throws {
+        let team = try Team(signing: signing)
+        defer { team.stop() }
+        try team.check(["insert", "-m", "-f", "private/diary"], input: "diary v2, rotated\n")
+        try team.malloryPushes("tidy up") { clone in
+            try team.mallory.tool(["git", "-C", clone, "mv", "private/diary.gpg", "shared/diary.gpg"])
+                .succeeded("git mv")
+        }
+        let synced = try team.check(["sync"])
+        #expect(
+            synced.errorText.contains("Left shared/diary encrypted for its earlier recipients"),
+            "\(synced.errorText)")
+        let file = team.store + "/shared/diary.gpg"
+        #expect(try team.decrypted(file, by: team.alice) == "diary v2, rotated\n")
+        #expect(try team.decrypted(file, by: team.mallory) == nil)
+        // What was pushed: no version of the rotated value Mallory can read.
+        try team.mallory.tool(["git", "-C", team.malloryClone, "pull", "-q", "--rebase"]).succeeded("pull")
+        #expect(try team.decrypted(team.malloryClone + "/shared/diary.gpg", by: team.mallory) == nil)
+        #expect(try team.uncommitted().isEmpty)
+    }
+
+    @Test(
+        "a deleted subfolder .gpg-id does not hand the folder to the parent's recipients",
+        arguments: [false, true])
+    func deletedGPGIDDoesNotWiden(signing: Bool) throws {
+        let team = try Team(signing: signing)
+        defer { team.stop() }
+        try team.check(["insert", "-m", "-f", "shared/board/minutes"], input: "minutes v2\n")
+        let commit = try team.malloryPushes("simplify") { clone in
+            unlink(clone + "/shared/board/.gpg-id")
+            unlink(clone + "/shared/board/.gpg-id.sig")
+        }
+        let synced = try team.check(["sync"])
+        #expect(
+            synced.outputText.contains("shared/board/.gpg-id removed by commit \(commit)"),
+            "\(synced.outputText)")
+        let file = team.store + "/shared/board/minutes.gpg"
+        #expect(try team.decrypted(file, by: team.alice) == "minutes v2\n")
+        #expect(try team.decrypted(file, by: team.mallory) == nil)
+        let refused = try team.run(["insert", "-m", "shared/board/agenda"], input: "agenda\n")
+        #expect(refused.status == 1, "\(refused.outputText)")
+        #expect(
+            refused.errorText.contains("shared/board/.gpg-id is gone (removed by commit \(commit)"),
+            "\(refused.errorText)")
+        #expect(!FileSystem.exists(team.store + "/shared/board/agenda.gpg"))
+        // fsck finds the folder's entries narrow and --fix leaves them so.
+        let fixed = try team.run(["fsck", "--fix"])
+        #expect(fixed.status == 1)
+        #expect(fixed.outputText.contains("shared/board/minutes.gpg"), "\(fixed.outputText)")
+        #expect(try team.decrypted(file, by: team.mallory) == nil)
+    }
+
+    @Test("fsck --fix widens a copied ciphertext only when the user says yes on a terminal")
+    func fsckDoesNotWiden() throws {
+        let team = try Team()
+        defer { team.stop() }
+        try team.malloryPushes("backup") { clone in
+            try TestFiles.write(
+                try FileSystem.readFile(clone + "/private/diary.gpg"), to: clone + "/shared/copy.gpg")
+        }
+        try team.check(["sync"])
+        let file = team.store + "/shared/copy.gpg"
+        let before = try FileSystem.readFile(file)
+        let head = try team.head()
+        let fixed = try team.run(["fsck", "--fix"])
+        #expect(fixed.status == 1)
+        #expect(fixed.outputText.contains("shared/copy.gpg"), "\(fixed.outputText)")
+        #expect(fixed.outputText.contains("not fixed"))
+        #expect(fixed.outputText.contains(team.malloryKey))
+        #expect(try FileSystem.readFile(file) == before)
+        #expect(try team.head() == head)
+
+        // On a terminal, no keeps it; yes widens it and commits.
+        func fsckOnTerminal(answer: String) throws -> ChildProcess.Output {
+            var environment = team.installed.environment
+            for (name, value) in team.alice.environment { environment[name] = value }
+            return try team.installed.sandbox.run(
+                ["script", "-qec", "'\(team.installed.program)' fsck --fix", "/dev/null"],
+                input: Array((answer + "\n").utf8), environment: environment)
+        }
+        let no = try fsckOnTerminal(answer: "n")
+        #expect(no.outputText.contains("read shared/copy"), "\(no.outputText)")
+        #expect(try FileSystem.readFile(file) == before)
+        _ = try fsckOnTerminal(answer: "y")
+        #expect(try team.decrypted(file, by: team.mallory) == "diary v1\n")
+        #expect(try team.uncommitted().isEmpty)
+    }
+
+    @Test("recipients add certifies only the named user id; a line two keys answer to is an error")
+    func spoofedUserID() throws {
+        let team = try Team()
+        defer { team.stop() }
+        let carolPerson = try TeamSetupTests.Person(team.installed, "carol")
+        defer { carolPerson.stopAgent() }
+        let carol = try Team.makeKey(carolPerson, "Carol <carol@coffer.test>")
+        try Team.give(carol, from: carolPerson, to: team.alice)
+        try team.alice.tool(["gpg", "--batch", "--yes", "--quick-lsign-key", carol]).succeeded("lsign")
+        try team.check(["init", "-p", "team", team.aliceKey, "carol@coffer.test"])
+        try team.check(["insert", "-m", "team/plan"], input: "plan\n")
+
+        // Mallory's key gains a user id that claims to be Carol, and the kept key file carries it.
+        try team.mallory.tool([
+            "gpg", "--batch", "--passphrase", "", "--quick-add-uid", team.malloryKey,
+            "Carol <carol@coffer.test>",
+        ]).succeeded("add uid")
+        try team.malloryPushes("refresh my key") { clone in
+            try Team.export(team.malloryKey, from: team.mallory).write(
+                toFile: clone + "/.public-keys/" + team.malloryKey)
+        }
+        let synced = try team.check(["sync"])
+        #expect(
+            synced.outputText.contains("Public key .public-keys/\(team.malloryKey) changed"),
+            "\(synced.outputText)")
+        // Only the user id Alice accepted is certified: the claimed one is not valid for gpg.
+        let uids = try team.alice.tool(["gpg", "--batch", "--with-colons", "--list-keys", team.malloryKey])
+            .outputText
+            .split(separator: "\n").filter { $0.hasPrefix("uid:") }
+        #expect(
+            uids.contains { $0.contains("Mallory <mallory@coffer.test>") && $0.hasPrefix("uid:f:") },
+            "\(uids)")
+        #expect(
+            uids.contains { $0.contains("Carol <carol@coffer.test>") && !$0.hasPrefix("uid:f:") }, "\(uids)")
+
+        let listed = try team.run(["recipients", "-p", "team"])
+        #expect(listed.status == 1 && listed.errorText.contains("matches 2 keys"), "\(listed.errorText)")
+        let refused = try team.run(["insert", "-m", "-f", "team/plan"], input: "plan v2\n")
+        #expect(refused.status == 1 && refused.errorText.contains("matches 2 keys"), "\(refused.errorText)")
+        #expect(try team.decrypted(team.store + "/team/plan.gpg", by: team.alice) == "plan\n")
+        let checked = try team.run(["fsck"])
+        #expect(checked.status == 1 && checked.outputText.contains("matches 2 keys"), "\(checked.outputText)")
+
+        // Without Carol's own key, the line finds Mallory's alone, which is not accepted for team/.
+        try team.alice.tool(["gpg", "--batch", "--yes", "--delete-keys", carol]).succeeded("delete carol")
+        let alone = try team.run(["insert", "-m", "-f", "team/plan"], input: "plan v3\n")
+        #expect(alone.status == 1, "\(alone.outputText)")
+        #expect(try team.decrypted(team.store + "/team/plan.gpg", by: team.mallory) == nil)
+    }
+
+    @Test("names, user ids and subjects from the repository are quoted: no escape reaches the terminal")
+    func repositoryTextIsQuoted() throws {
+        let team = try Team()
+        defer { team.stop() }
+        try team.mallory.tool([
+            "gpg", "--batch", "--passphrase", "", "--quick-add-uid", team.malloryKey,
+            "Mal\u{1b}[2J\u{1b}]0;owned\u{07} <m@x>",
+        ]).succeeded("add uid")
+        try team.malloryPushes("names") { clone in
+            for name in [
+                "shared/evil\u{1b}[31m", "shared/x\nPushed local changes.", "shared/bidi\u{202e}gpj.exe",
+            ] {
+                try TestFiles.write(
+                    try FileSystem.readFile(clone + "/shared/wifi.gpg"), to: clone + "/" + name + ".gpg")
+            }
+            mkdir(clone + "/ev\u{1b}[1mil", 0o700)
+            try "\(team.malloryKey)\n".write(toFile: clone + "/ev\u{1b}[1mil/.gpg-id")
+            try Team.export(team.malloryKey, from: team.mallory).write(
+                toFile: clone + "/.public-keys/" + team.malloryKey)
+        }
+        let synced = try team.check(["sync"])
+        for output in [synced.outputText, synced.errorText] {
+            #expect(!output.utf8.contains(0x1b), "\(output)")
+            #expect(!output.contains("\u{202e}"))
+        }
+        #expect(
+            !synced.outputText.split(separator: "\n").contains("Pushed local changes."),
+            "\(synced.outputText)")
+        #expect(
+            synced.outputText.contains("Added \"shared/x\\nPushed local changes.\""), "\(synced.outputText)")
+        for arguments in [["recipients", "-p", "shared"], ["fsck"], ["recipients", "-p", "ev\u{1b}[1mil"]] {
+            let output = try team.run(arguments)
+            #expect(
+                !(output.outputText + output.errorText).utf8.contains(0x1b),
+                "\(arguments): \(output.outputText)")
+        }
+        let listed = try team.check(["recipients", "-p", "shared"]).outputText
+        #expect(listed.contains("\\033[2J"), "\(listed)")
+    }
+}
+
+extension ChildProcess.Output {
+    /// ``exitedZero(_:)`` for steps whose output is not needed.
+    @discardableResult
+    fileprivate func succeeded(_ command: String) throws -> Self { try exitedZero(command) }
+}
