@@ -230,7 +230,7 @@ _coffer() {
                         esac
                     done
                     if [[ -z $action ]]; then
-                        _coffer_complete_words "add rm"
+                        _coffer_complete_words "add rm accept"
                     else
                         _coffer_complete_keys public
                     fi

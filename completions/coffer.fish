@@ -243,10 +243,10 @@ complete -c $program -n '__coffer_using setup' -l no-passphrase -d 'Make the new
 complete -c $program -n '__coffer_using setup' -l remote -x -d 'Make the store a git repository and push it there'
 complete -c $program -n '__coffer_using setup' -l clone -x -d 'Clone an existing store from this URL'
 
-# recipients [add|rm] [-p SUBFOLDER] [KEY...]
+# recipients [add|rm|accept] [-p SUBFOLDER] [KEY...]
 complete -c $program -n '__coffer_using recipients' -s p -l path -x -a '(__coffer_folders)' \
     -d 'The subfolder whose recipients to list or change'
-complete -c $program -n "__coffer_first_operand -p,--path recipients" -a 'add rm' -d 'Change the recipients'
+complete -c $program -n "__coffer_first_operand -p,--path recipients" -a 'add rm accept' -d 'Change or accept the recipients'
 complete -c $program -n '__coffer_using recipients; and not __coffer_first_operand -p,--path recipients' \
     -a '(__coffer_keys public)' -d 'gpg id'
 # secret-service [--replace]

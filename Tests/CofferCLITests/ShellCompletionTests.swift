@@ -169,9 +169,12 @@ struct ShellCompletionTests {
             ])
         #expect(try Self.bashComplete(fixture, ["coffer", "otp", "uri", "web/gi"]) == ["web/github.com"])
         #expect(try Self.bashComplete(fixture, ["coffer", "otp", "insert", "-i", ""]).isEmpty)
-        #expect(try Set(Self.bashComplete(fixture, ["coffer", "recipients", ""])) == ["add", "rm"])
         #expect(
-            try Set(Self.bashComplete(fixture, ["coffer", "recipients", "-p", "web", ""])) == ["add", "rm"])
+            try Set(Self.bashComplete(fixture, ["coffer", "recipients", ""])) == ["add", "rm", "accept"])
+        #expect(
+            try Set(Self.bashComplete(fixture, ["coffer", "recipients", "-p", "web", ""])) == [
+                "add", "rm", "accept",
+            ])
         #expect(try Self.bashComplete(fixture, ["coffer", "recipients", "-p", "w"]) == ["web/"])
         #expect(try Self.bashComplete(fixture, ["coffer", "audit", "w"]) == ["web/"])
         #expect(try Self.bashComplete(fixture, ["coffer", "au"]) == ["audit"])
