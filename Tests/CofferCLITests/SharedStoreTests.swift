@@ -369,6 +369,72 @@ struct SharedStoreTests {
         #expect(try team.decrypted(team.store + "/team/plan.gpg", by: team.mallory) == nil)
     }
 
+    @Test("a .gpg-id signed by a key the user trusts to sign them is accepted as it arrives; others are not")
+    func trustedSignerIsAccepted() throws {
+        let team = try Team()
+        defer { team.stop() }
+        let bobPerson = try TeamSetupTests.Person(team.installed, "bob")
+        defer { bobPerson.stopAgent() }
+        let bob = try Team.makeKey(bobPerson, "Bob <bob@coffer.test>")
+        let lead = try Team.makeKey(team.mallory, "Lead <lead@coffer.test>")
+        try Team.give(lead, from: team.mallory, to: team.alice)
+        _ = try team.alice.tool(["git", "-C", team.store, "config", "coffer.trustedsigners", lead])
+        // The lead adds Bob to shared/ and signs the .gpg-id; Bob's key comes in .public-keys.
+        try team.malloryPushes("add bob") { clone in
+            try Team.export(bob, from: bobPerson).write(toFile: clone + "/.public-keys/" + bob)
+            try "\(team.aliceKey)\n\(team.malloryKey)\n\(bob)\n".write(toFile: clone + "/shared/.gpg-id")
+            try team.mallory.tool([
+                "gpg", "--batch", "--yes", "--local-user", lead, "--detach-sign", "-o",
+                clone + "/shared/.gpg-id.sig",
+                clone + "/shared/.gpg-id",
+            ]).succeeded("sign")
+        }
+        let synced = try team.check(["sync"])
+        #expect(!synced.outputText.contains("not accepted on this clone"), "\(synced.outputText)")
+        try team.check(["insert", "-m", "shared/for-bob"], input: "for bob\n")
+        #expect(try team.decrypted(team.store + "/shared/for-bob.gpg", by: bobPerson) == "for bob\n")
+        // The same change signed by Mallory's own key, whom Alice does not trust to sign, is not accepted.
+        let eve = try Team.makeKey(team.mallory, "Eve <eve@coffer.test>")
+        try team.malloryPushes("add eve") { clone in
+            try Team.export(eve, from: team.mallory).write(toFile: clone + "/.public-keys/" + eve)
+            try "\(team.aliceKey)\n\(team.malloryKey)\n\(bob)\n\(eve)\n".write(
+                toFile: clone + "/shared/.gpg-id")
+            try team.mallory.tool([
+                "gpg", "--batch", "--yes", "--local-user", team.malloryKey, "--detach-sign", "-o",
+                clone + "/shared/.gpg-id.sig", clone + "/shared/.gpg-id",
+            ]).succeeded("sign")
+        }
+        let second = try team.check(["sync"])
+        #expect(second.outputText.contains("not accepted on this clone: \(eve)"), "\(second.outputText)")
+        let refused = try team.run(["insert", "-m", "shared/for-eve"], input: "not for eve\n")
+        #expect(refused.status == 1 && refused.errorText.contains(eve), "\(refused.errorText)")
+    }
+
+    @Test("a fresh clone accepts the recipients it finds once, and says so")
+    func cloneNamesWhatItAccepts() throws {
+        let team = try Team()
+        defer { team.stop() }
+        let bobPerson = try TeamSetupTests.Person(team.installed, "bob")
+        defer { bobPerson.stopAgent() }
+        try Team.give(team.aliceKey, from: team.alice, to: bobPerson)
+        try Team.give(team.malloryKey, from: team.mallory, to: bobPerson)
+        _ = try Team.makeKey(bobPerson, "Bob <bob@coffer.test>")
+        let cloned = try bobPerson.check(["clone", "file://" + team.remote])
+        #expect(cloned.errorText.contains("Accepted the recipients of the store"), "\(cloned.errorText)")
+        #expect(cloned.errorText.contains(team.aliceKey))
+        #expect(cloned.errorText.contains("Accepted the recipients of shared"))
+        #expect(cloned.errorText.contains(team.malloryKey))
+        #expect(TestFiles.exists(bobPerson.store + "/.git/coffer-accepted"))
+        // A change after that is not accepted by the clone.
+        try team.malloryPushes("me too") { clone in
+            try "\(team.aliceKey)\n\(team.malloryKey)\n".write(toFile: clone + "/.gpg-id")
+        }
+        let synced = try bobPerson.check(["sync"])
+        #expect(
+            synced.outputText.contains("not accepted on this clone: \(team.malloryKey)"),
+            "\(synced.outputText)")
+    }
+
     @Test("names, user ids and subjects from the repository are quoted: no escape reaches the terminal")
     func repositoryTextIsQuoted() throws {
         let team = try Team()

@@ -40,8 +40,8 @@ enum SyncCommand {
         if !report.importedKeys.isEmpty {
             let count = report.importedKeys.count
             standardOutput.line(
-                "Imported \(count) recipient key\(count == 1 ? "" : "s") from .public-keys (not accepted by "
-                    + "that): " + report.importedKeys.joined(separator: ", "))
+                "Imported \(count) recipient key\(count == 1 ? "" : "s") from .public-keys (as data, not "
+                    + "certified): " + report.importedKeys.joined(separator: ", "))
         }
         for entry in report.leftNarrow {
             standardError.line(
