@@ -241,7 +241,7 @@ struct TeamSetupTests {
         #expect(try installed.check(["recipients"]).outputText.contains("crew  (gpg group of 1 keys)"))
         let head = try installed.git(["rev-parse", "HEAD"])
         for (arguments, environment, message) in [
-            (["recipients", "rm", keys[1].fingerprint], [:], "through the line 'crew'"),
+            (["recipients", "rm", keys[1].fingerprint], [:], "through the line \"crew\""),
             (["recipients", "add", keys[1].fingerprint], [:], "is a recipient of the store already"),
             (["recipients", "rm", "x.test"], [:], "matches 2 keys"),
             (

@@ -123,7 +123,7 @@ extension PasswordStore {
             if !uncommitted.isEmpty {
                 throw CofferError(
                     .git,
-                    "the store has changes that are not committed (\(uncommitted.prefix(3).joined(separator: ", "))"
+                    "the store has changes that are not committed (\(uncommitted.prefix(3).map(Quoting.quoted).joined(separator: ", "))"
                         + "\(uncommitted.count > 3 ? ", ..." : "")); commit them (git commit in the store) or "
                         + "undo them, then sync again")
             }
@@ -149,7 +149,8 @@ extension PasswordStore {
                     throw CofferError(
                         .git,
                         "git fetch from \(remote) failed, so nothing was changed: "
-                            + (GitRepository.firstError(of: fetched.errorText) ?? "exit \(fetched.status)"),
+                            + Quoting.quoted(
+                                GitRepository.firstError(of: fetched.errorText) ?? "exit \(fetched.status)"),
                         exitStatus: fetched.status)
                 }
                 var origins: BlobOrigins = [:]
@@ -203,7 +204,8 @@ extension PasswordStore {
                     throw CofferError(
                         .git,
                         "push to \(remote) failed; your changes are committed on \(branch) and will go with the "
-                            + "next sync (\(pushed.errorText.split(separator: "\n").last ?? ""))")
+                            + "next sync (\(Quoting.quoted(String(pushed.errorText.split(separator: "\n").last ?? ""))))"
+                    )
                 }
             }
             let after = try repository.run(["rev-parse", "HEAD"]).outputText
@@ -371,7 +373,10 @@ extension PasswordStore {
         )
         .runUnchecked(["clone", "--quiet", "--", url, root])
         guard output.status == 0 else {
-            throw CofferError(.git, "git clone failed: \(output.errorText.split(separator: "\n").last ?? "")")
+            throw CofferError(
+                .git,
+                "git clone failed: \(Quoting.quoted(String(output.errorText.split(separator: "\n").last ?? "")))"
+            )
         }
         let repository = try rootRepository()
         // A remote whose HEAD names a branch it does not have (a bare repository made with another default

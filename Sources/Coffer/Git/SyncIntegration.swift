@@ -249,7 +249,7 @@ struct SyncIntegration {
             let named = files + marked.filter { !files.contains($0) }
             throw CofferError(
                 .gitOperationUnfinished,
-                "a merge is under way in the store: fix \(Self.list(named)), git add it, then sync again "
+                "a merge is under way in the store: fix \(Self.list(named.map(Quoting.quoted))), git add it, then sync again "
                     + "(or git merge --abort to give it up)",
                 paths: named)
         }
@@ -282,7 +282,7 @@ struct SyncIntegration {
             let reason = output.errorText.split(separator: "\n").first.map(String.init) ?? "git failed"
             throw CofferError(
                 .cannotMerge,
-                "cannot merge the remote's changes: \(reason). Nothing was changed: your commits are on "
+                "cannot merge the remote's changes: \(Quoting.quoted(reason)). Nothing was changed: your commits are on "
                     + "\(branch), the remote's on \(upstream).")
         }
         if !unmerged.isEmpty {
@@ -634,7 +634,7 @@ struct SyncIntegration {
             // Every file the same merge leaves to a person, not only the first one found.
             let files = [path] + conflictsOfPlainMerge().filter { $0 != path && !$0.hasSuffix(".gpg") }
             what =
-                "Merge it by hand: in the store, git merge \(upstream), fix \(Self.list(files)) and git add "
+                "Merge it by hand: in the store, git merge \(upstream), fix \(Self.list(files.map(Quoting.quoted))) and git add "
                 + "\(files.count == 1 ? "it" : "them"); then sync again, which merges the entries and commits."
         case .importKey:
             what = "Import the missing public key (gpg --import) or fix the .gpg-id, then sync again."
@@ -647,7 +647,7 @@ struct SyncIntegration {
         }
         return CofferError(
             .cannotMerge,
-            "cannot merge \(path): \(reason). Nothing was changed: your commits are on \(branch), the "
+            "cannot merge \(Quoting.quoted(path)): \(reason). Nothing was changed: your commits are on \(branch), the "
                 + "remote's on \(upstream). \(what)",
             paths: [path])
     }

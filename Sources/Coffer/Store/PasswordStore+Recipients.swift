@@ -120,7 +120,7 @@ extension PasswordStore {
                 }) {
                     throw CofferError(
                         .invalidArgument,
-                        "\(key) stays a recipient of \(place) through the line '\(line)' of its .gpg-id; edit that line"
+                        "\(key) stays a recipient of \(place) through the line \(Quoting.inQuotes(line)) of its .gpg-id; edit that line"
                     )
                 }
                 guard text.count < before else {

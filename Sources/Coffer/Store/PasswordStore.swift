@@ -99,11 +99,14 @@ public struct PasswordStore: Sendable {
         guard let resolved = FileSystem.realPath(existing) else {
             // A dangling symlink: refuse, it points somewhere we cannot see.
             throw CofferError(
-                .invalidName, "\(path) is a symlink that points nowhere; refusing to write through it")
+                .invalidName,
+                "\(Quoting.quoted(path)) is a symlink that points nowhere; refusing to write through it")
         }
         if resolved != storeRoot && !resolved.hasPrefix(storeRoot + "/") {
             throw CofferError(
-                .invalidName, "\(path) leads outside the password store through a symlink; refusing to write")
+                .invalidName,
+                "\(Quoting.quoted(path)) leads outside the password store through a symlink; refusing to write"
+            )
         }
     }
 
@@ -128,7 +131,7 @@ public struct PasswordStore: Sendable {
         if EntryMerge.containsConflict(bytes) {
             throw CofferError(
                 .format,
-                "\(file) holds merge conflict markers; keep one recipient a line and remove them, then try again"
+                "\(Quoting.quoted(file)) holds merge conflict markers; keep one recipient a line and remove them, then try again"
             )
         }
         return Recipients(ids: GPGIDFile.parse(bytes), file: file)

@@ -95,17 +95,9 @@ enum AuditCommand {
 
     // MARK: Words
 
-    /// An entry name as the text report prints it: as it is, or quoted as coreutils quotes file names
-    /// (`'a'$'\n''b'`) when it holds a control character, which could forge report lines or reach the
-    /// terminal.
-    static func shownName(_ name: String) -> String {
-        let needsQuoting = name.unicodeScalars.contains { scalar in
-            scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) || scalar == "\u{FFFD}"
-                || scalar.properties.generalCategory == .lineSeparator
-                || scalar.properties.generalCategory == .paragraphSeparator
-        }
-        return needsQuoting ? CoreutilsMessages.quote(name) : name
-    }
+    /// An entry name as the text report prints it: quoted, as coffer's messages quote repository text,
+    /// when it holds a control character, which could forge report lines or reach the terminal.
+    static func shownName(_ name: String) -> String { Quoting.quoted(name) }
 
     private static func printReport(_ report: Audit.Report, settings: Audit.Settings) {
         var lines: [String] = []

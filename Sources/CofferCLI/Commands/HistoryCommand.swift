@@ -14,7 +14,10 @@ enum HistoryCommand {
         let name = parsed.operands[0]
         try invocation.checkSneakyPaths(name)
         for commit in try invocation.store.history(name) {
-            standardOutput.line("\(commit.shortHash) \(commit.date) \(commit.author): \(commit.subject)")
+            // Author and subject come from the repository: quoted when they hold control characters.
+            standardOutput.line(
+                "\(commit.shortHash) \(commit.date) \(Quoting.quoted(commit.author)): \(Quoting.quoted(commit.subject))"
+            )
         }
     }
 }
