@@ -250,6 +250,22 @@ struct SharedStoreTests {
         try team.mallory.tool(["git", "-C", team.malloryClone, "pull", "-q", "--rebase"]).succeeded("pull")
         #expect(try team.decrypted(team.malloryClone + "/shared/diary.gpg", by: team.mallory) == nil)
         #expect(try team.uncommitted().isEmpty)
+
+        // Later changes to shared/'s recipients re-encrypt its entries, but the clone remembers where the
+        // diary was written: adding Carol to shared/, accepting a key there, fsck and another sync leave it
+        // narrow.
+        let carolPerson = try TeamSetupTests.Person(team.installed, "carol")
+        defer { carolPerson.stopAgent() }
+        let carol = try Team.makeKey(carolPerson, "Carol <carol@coffer.test>")
+        try Team.give(carol, from: carolPerson, to: team.alice)
+        let added = try team.check(["recipients", "add", "-p", "shared", carol])
+        #expect(added.errorText.contains("Left shared/diary encrypted"), "\(added.errorText)")
+        #expect(try team.decrypted(team.store + "/shared/wifi.gpg", by: carolPerson) == "wifi\n")
+        _ = try team.run(["fsck", "--fix"])
+        try team.check(["sync"])
+        #expect(try team.decrypted(file, by: team.mallory) == nil)
+        #expect(try team.decrypted(file, by: carolPerson) == nil)
+        #expect(try team.decrypted(file, by: team.alice) == "diary v2, rotated\n")
     }
 
     @Test(

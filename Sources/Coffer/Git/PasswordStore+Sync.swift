@@ -142,6 +142,8 @@ extension PasswordStore {
             let upstream = configuredUpstream?.outputText ?? "\(defaultRemote)/\(branch)"
             let remote = String(upstream.split(separator: "/").first ?? Substring(defaultRemote))
             let before = try repository.run(["rev-parse", "HEAD"]).outputText
+            // Where the ciphertexts the sync works on were written, kept for the next operations.
+            var scanned: BlobOrigins = [:]
             // The remote may move between fetch and push: then everything is done again.
             for attempt in 1...3 {
                 let fetched = try repository.runUnchecked(["fetch", "--quiet", remote])
@@ -157,6 +159,7 @@ extension PasswordStore {
                 if let remoteHead = repository.resolve(upstream) {
                     try verifySignatures(repository, range: "HEAD..\(remoteHead)")
                     origins = try blobOrigins(repository, from: remoteHead, to: "HEAD")
+                    scanned.merge(origins) { $0.union($1) }
                     var integration = SyncIntegration(
                         store: self, repository: repository, branch: branch, upstream: upstream,
                         upstreamCommit: remoteHead,
@@ -209,6 +212,7 @@ extension PasswordStore {
                 }
             }
             let after = try repository.run(["rev-parse", "HEAD"]).outputText
+            if let acceptance { try keepOrigins(repository, scanned: scanned, acceptance: acceptance) }
             if before != after {
                 try describeChanges(repository, from: before, to: after, report: &report)
                 report.recipientChanges = try recipientChanges(
@@ -356,6 +360,13 @@ extension PasswordStore {
         try checkAccepted(
             ciphertext, forFolder: Self.folder(of: name), acceptance: policy.acceptance,
             allowed: chosen.allowed)
+        if let acceptance = policy.acceptance {
+            let folder = Self.folder(of: name)
+            try CiphertextOrigins.append(
+                [.carried(blob: Self.blobID(of: ciphertext), from: Self.blobID(of: ours), folder: folder)],
+                to: acceptance.originsFile)
+            policy.carry(ciphertext, from: Self.blobID(of: ours), inFolder: folder)
+        }
         return ciphertext
     }
 

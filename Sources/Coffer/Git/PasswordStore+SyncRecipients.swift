@@ -53,6 +53,28 @@ extension PasswordStore {
         name == ".gpg-id" ? "" : String(name.dropLast("/.gpg-id".count))
     }
 
+    /// After a sync: the origins log keeps, for every ciphertext in HEAD's tree, the folders it is known
+    /// to come from, with those this sync found (an entry someone moved in from a narrower folder), and
+    /// forgets ciphertexts no longer in the tree.
+    func keepOrigins(_ repository: GitRepository, scanned: BlobOrigins, acceptance: Acceptance) throws {
+        var origins = CiphertextOrigins.read(acceptance.originsFile)
+        var present = Set<String>()
+        let listing = try repository.run(["ls-tree", "-r", "-z", "HEAD"]).standardOutput
+        for record in listing.split(separator: 0) {
+            guard let tab = record.firstIndex(of: 9) else { continue }
+            let fields = record[..<tab].split(separator: 32)
+            let path = String(decoding: record[(tab + 1)...], as: UTF8.self)
+            guard fields.count == 3, path.hasSuffix(".gpg") else { continue }
+            let blob = String(decoding: fields[2], as: UTF8.self)
+            present.insert(blob)
+            let folder = Self.folder(of: String(relativeName(repository, Substring(path)).dropLast(4)))
+            if let found = scanned[blob], found.contains(where: { $0 != folder }) {
+                origins[blob, default: []].formUnion(found)
+            }
+        }
+        try CiphertextOrigins.rewrite(origins, keeping: present, to: acceptance.originsFile)
+    }
+
     /// A path of `repository` as a name relative to the store root.
     private func relativeName(_ repository: GitRepository, _ path: Substring) -> String {
         String((repository.directory + "/" + path).dropFirst(root.count + 1))

@@ -43,8 +43,17 @@ extension PasswordStore {
         /// The records.
         package var accepted: AcceptedRecipients
 
+        /// `<git folder>/coffer-origins`: where ciphertexts were written (``CiphertextOrigins``).
+        package var originsFile: String { FileSystem.parent(of: file) + "/coffer-origins" }
+
         /// Writes the records back.
         package func save() throws { try accepted.write(file) }
+
+        /// Notes in the origins log that the user wrote `ciphertext` in `folder`.
+        package func recordWritten(_ ciphertext: [UInt8], inFolder folder: String) throws {
+            try CiphertextOrigins.append(
+                [.written(blob: PasswordStore.blobID(of: ciphertext), folder: folder)], to: originsFile)
+        }
     }
 
     /// The accepted recipients that rule writes to `path` (an entry or a folder): those of the git
@@ -110,6 +119,16 @@ extension PasswordStore {
             if !described.isEmpty { named.append((folder, described)) }
         }
         return (accepted, named)
+    }
+
+    /// Notes in the origins log of the repository holding `path` that the user wrote `ciphertext` there
+    /// (see ``CiphertextOrigins``); nothing when the store is not a git repository.
+    package func recordWritten(_ ciphertext: [UInt8], at path: String) throws {
+        guard let gitDirectory = git(for: path)?.gitDirectory() else { return }
+        let name = String(path.dropFirst(root.count + 1).dropLast(4))
+        try CiphertextOrigins.append(
+            [.written(blob: Self.blobID(of: ciphertext), folder: Self.folder(of: name))],
+            to: gitDirectory + "/coffer-origins")
     }
 
     /// `FINGERPRINT "user id"` (the user id quoted when it needs it), as messages name a key.
@@ -286,7 +305,7 @@ extension PasswordStore {
         /// folder's recipients.
         package let acceptance: Acceptance?
         /// Where ciphertexts were written.
-        let origins: BlobOrigins
+        private(set) var origins: BlobOrigins
         private var resolved: [[String]: [ResolvedRecipient]] = [:]
         private var own: Set<String>?
 
@@ -294,7 +313,21 @@ extension PasswordStore {
         package init(store: PasswordStore, acceptance: Acceptance?, origins: BlobOrigins = [:]) {
             self.store = store
             self.acceptance = acceptance
-            self.origins = origins
+            var known = acceptance.map { CiphertextOrigins.read($0.originsFile) } ?? [:]
+            known.merge(origins) { $0.union($1) }
+            self.origins = known
+        }
+
+        /// The folders other than `folder` where `ciphertext` is known to have been written.
+        package func otherOrigins(of ciphertext: [UInt8], besides folder: String) -> Set<String> {
+            (origins[PasswordStore.blobID(of: ciphertext)] ?? []).subtracting([folder])
+        }
+
+        /// Takes in what a re-encryption made: `ciphertext` comes from where `source` came from, and from
+        /// `folder`.
+        package mutating func carry(_ ciphertext: [UInt8], from source: String, inFolder folder: String) {
+            origins[PasswordStore.blobID(of: ciphertext), default: []].formUnion(
+                (origins[source] ?? []).union([folder]))
         }
 
         /// The recipients for the entry whose ciphertext is `ciphertext`, in `folder`, whose `.gpg-id`

@@ -174,8 +174,11 @@ extension PasswordStore {
             if OpenPGPPackets.isKeyOrSignature(ciphertext) { continue }
             let relative = String(file.dropFirst(root.count + 1))
             let recipients = try recipients(forFolder: Self.folder(of: relative))
+            // An entry written in another folder (someone moved or copied it here) is not the user's to
+            // hand to this folder's recipients by changing them.
             guard let askedFolder, let governing = recipients.file.map(Self.folder(ofGPGID:)),
-                !governing.hasPrefix(askedFolder + "/")
+                !governing.hasPrefix(askedFolder + "/"),
+                policy.otherOrigins(of: ciphertext, besides: Self.folder(of: relative)).isEmpty
             else {
                 let automatic = try automaticReencryptions(of: [file], policy: &policy)
                 plan.jobs += automatic.jobs
@@ -265,8 +268,10 @@ extension PasswordStore {
     ) throws {
         let engine = self.engine
         var encryptors: [[String]: any RepeatedEncryptor] = [:]
+        var origins: [CiphertextOrigins.Record] = []
         try Parallel.forEach(jobs) { job in
-            try engine.decrypt(FileSystem.readFile(job.file))
+            let ciphertext = try FileSystem.readFile(job.file)
+            return (Self.blobID(of: ciphertext), try engine.decrypt(ciphertext))
         } consume: { index, result in
             let job = jobs[index]
             if let failed, case .failure(let error) = result {
@@ -276,11 +281,18 @@ extension PasswordStore {
             starting(index)
             let encryptor = encryptors[job.recipients] ?? engine.encryptor(for: job.recipients)
             encryptors[job.recipients] = encryptor
-            let ciphertext = try encryptor.encrypt(result.get())
+            let (source, plaintext) = try result.get()
+            let ciphertext = try encryptor.encrypt(plaintext)
             let folder = Self.folder(of: String(job.destination.dropFirst(root.count + 1)))
             try checkAccepted(ciphertext, forFolder: folder, acceptance: acceptance, allowed: job.allowed)
+            let blob = Self.blobID(of: ciphertext)
+            // What nobody asked for keeps where it came from; what the user asked for is theirs, here.
+            origins.append(
+                job.allowed == nil
+                    ? .written(blob: blob, folder: folder) : .carried(blob: blob, from: source, folder: folder))
             try consume(index, ciphertext)
         }
+        if let acceptance { try CiphertextOrigins.append(origins, to: acceptance.originsFile) }
     }
 
     /// The `*.gpg` files (any case) at or below `path`, as `find PATH -path '*/.git' -prune -o -iname '*.gpg'`

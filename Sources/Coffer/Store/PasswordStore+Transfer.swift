@@ -107,6 +107,17 @@ extension PasswordStore {
         let replacing = FileSystem.kind(target) != .missing
         try apply(plan, copy: copy, onEvent: onEvent)
         try acceptance?.save()
+        // What the user moved or copied comes from its new folder now (re-encrypted entries are noted
+        // as they are made).
+        if let acceptance {
+            var written: [CiphertextOrigins.Record] = []
+            for file in plan.landing.sorted() where plan.reencrypted[file] == nil && FileSystem.isFile(file) {
+                let name = String(file.dropFirst(root.count + 1).dropLast(4))
+                written.append(
+                    .written(blob: Self.blobID(of: try FileSystem.readFile(file)), folder: Self.folder(of: name)))
+            }
+            try CiphertextOrigins.append(written, to: acceptance.originsFile)
+        }
         // Like pass's final `rmdir -p` after a move.
         defer { if !copy { removeEmptyFolders(from: oldFolder) } }
         // The re-encryption lines come after mv's and cp's, in the order pass's `find` lists the files.

@@ -265,6 +265,7 @@ public struct PasswordStore: Sendable {
             try FileSystem.makeDirectories(FileSystem.parent(of: destination), mode: configuration.folderMode)
             removeStrayTemporaryFiles(in: FileSystem.parent(of: destination))
             try FileSystem.atomicWrite(destination, bytes: ciphertext, mode: configuration.fileMode)
+            try recordWritten(ciphertext, at: path)
             try commit([path], commitMessage ?? "Add given password for \(name) to store.")
 
         }
