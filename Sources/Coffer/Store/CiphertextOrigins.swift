@@ -34,7 +34,9 @@ package enum CiphertextOrigins {
             let fields = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false).map {
                 String(decoding: $0, as: UTF8.self)
             }
-            func folder(_ hex: String) -> String? { Hex.bytes(hex).map { String(decoding: $0, as: UTF8.self) } }
+            func folder(_ hex: String) -> String? {
+                Hex.bytes(hex).map { String(decoding: $0, as: UTF8.self) }
+            }
             switch (fields.first, fields.count) {
             case ("w", 3):
                 if let name = folder(fields[2]) { origins[fields[1]] = [name] }

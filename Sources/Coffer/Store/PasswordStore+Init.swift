@@ -289,7 +289,8 @@ extension PasswordStore {
             // What nobody asked for keeps where it came from; what the user asked for is theirs, here.
             origins.append(
                 job.allowed == nil
-                    ? .written(blob: blob, folder: folder) : .carried(blob: blob, from: source, folder: folder))
+                    ? .written(blob: blob, folder: folder)
+                    : .carried(blob: blob, from: source, folder: folder))
             try consume(index, ciphertext)
         }
         if let acceptance { try CiphertextOrigins.append(origins, to: acceptance.originsFile) }

@@ -114,7 +114,8 @@ extension PasswordStore {
             for file in plan.landing.sorted() where plan.reencrypted[file] == nil && FileSystem.isFile(file) {
                 let name = String(file.dropFirst(root.count + 1).dropLast(4))
                 written.append(
-                    .written(blob: Self.blobID(of: try FileSystem.readFile(file)), folder: Self.folder(of: name)))
+                    .written(
+                        blob: Self.blobID(of: try FileSystem.readFile(file)), folder: Self.folder(of: name)))
             }
             try CiphertextOrigins.append(written, to: acceptance.originsFile)
         }
