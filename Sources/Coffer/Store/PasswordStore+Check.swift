@@ -242,7 +242,7 @@ extension PasswordStore {
         return findings
     }
 
-    /// What the walk of ``check(fix:)`` met: a finding made at once, or an entry to decrypt.
+    /// What the walk of ``check(fix:confirmWidening:)`` met: a finding made at once, or an entry to decrypt.
     private enum CheckStep {
         case found(StoreFinding)
         case entry(EntryCheck)

@@ -22,7 +22,7 @@ public struct PasswordStore: Sendable {
     /// clone's `.gpg-id` files), so that a program can say so; `nil` by default.
     public var notices: (@Sendable (RecipientNotice) -> Void)?
 
-    /// Told `(done, total)` after each entry of bulk work (re-encryption, ``check(fix:)``), on the calling
+    /// Told `(done, total)` after each entry of bulk work (re-encryption, ``check(fix:confirmWidening:)``), on the calling
     /// thread, so a program can show progress; `nil` by default.
     public var progress: (@Sendable (_ done: Int, _ total: Int) -> Void)?
 
