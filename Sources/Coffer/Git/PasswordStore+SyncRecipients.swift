@@ -142,7 +142,7 @@ extension PasswordStore {
             guard FileSystem.isFile(file), isSigned(file, by: signers), let named = try keys(ofFolder: folder)
             else { continue }
             for line in named.lines where !line.isAmbiguous {
-                for key in line.keys { try makeUsable(key, namedBy: line.line) }
+                for key in line.keys { makeUsableIfItCan(key, namedBy: line.line) }
             }
             acceptance.accepted.set(named.keys, forFolder: folder)
         }

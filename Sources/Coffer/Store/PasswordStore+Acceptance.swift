@@ -111,7 +111,7 @@ extension PasswordStore {
             var described: [String] = []
             for line in lines where !line.isAmbiguous {
                 for key in line.keys where keys.insert(key.fingerprint).inserted {
-                    try makeUsable(key, namedBy: line.line)
+                    makeUsableIfItCan(key, namedBy: line.line)
                     described.append(Self.describe(key))
                 }
             }
@@ -144,6 +144,17 @@ extension PasswordStore {
         let needle = line.lowercased().trimmingPrefix("<")
         let userID = key.userIDs.first { $0.lowercased().contains(needle) } ?? key.userIDs.first
         try keys.makeUsableForEncryption(key.fingerprint, userID: userID)
+    }
+
+    /// ``makeUsable(_:namedBy:)`` where the acceptance holds whether or not gpg can certify the key now
+    /// (the user's key needs a passphrase and no one is there to type it, say): the record is kept, and
+    /// a write that gpg then refuses says why, as pass would.
+    func makeUsableIfItCan(_ key: KeyInfo, namedBy line: String) {
+        do {
+            try makeUsable(key, namedBy: line)
+        } catch {
+            // Nothing to undo: the key stays as gpg had it.
+        }
     }
 
     /// What each of `ids` (the lines of a `.gpg-id`) stands for, as gpg finds the keys for `-r`.
