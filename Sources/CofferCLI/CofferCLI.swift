@@ -90,8 +90,7 @@ public enum CofferCLI {
 
     /// `${0##*/}`.
     static func programName(_ path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
+        path.lastPathPart
     }
 
     /// What pass's first lines do to its own process: the umask, `GPG_TTY`, and git's environment

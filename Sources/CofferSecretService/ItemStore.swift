@@ -262,7 +262,7 @@ package struct ItemStore: Sendable {
         }
         var collections: [StoredCollection] = []
         var names: [(collection: Int, id: String, stamp: FileStamp)] = []
-        for folder in try FileSystem.contents(of: top) where !folder.hasPrefix(".") {
+        for folder in try FileSystem.contents(of: top) where folder.utf8.first != UInt8(ascii: ".") {
             guard FileSystem.isDirectory(top + "/" + folder) else { continue }
             collections.append(StoredCollection(id: folder, label: nil, created: 0, items: [:]))
             for file in try FileSystem.contents(of: top + "/" + folder) where file.hasSuffix(".gpg") {

@@ -261,8 +261,8 @@
         /// The object at `path`, `nil` when there is none.
         func resolve(_ path: String) -> Object? {
             if path == Self.root { return .service }
-            guard path.hasPrefix(Self.root + "/") else { return nil }
-            let parts = path.dropFirst(Self.root.count + 1).split(
+            guard path.isPath(inside: Self.root) else { return nil }
+            let parts = path.droppingPathPrefix(Self.root).split(
                 separator: "/", omittingEmptySubsequences: false
             )
             .map(String.init)

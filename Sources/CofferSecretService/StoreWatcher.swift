@@ -42,7 +42,7 @@ final class StoreWatcher {
         guard let descriptor else { return }
         var folders = [storeRoot, top]
         if let names = try? FileSystem.contents(of: top) {
-            folders += names.filter { !$0.hasPrefix(".") }.map { top + "/" + $0 }.filter(
+            folders += names.filter { $0.utf8.first != UInt8(ascii: ".") }.map { top + "/" + $0 }.filter(
                 FileSystem.isDirectory)
         }
         for folder in folders where !watches.values.contains(folder) {
@@ -71,7 +71,9 @@ final class StoreWatcher {
                 guard let folder = watches[watch] else { continue }
                 // In the store's root only the collections' folder matters; in git's temporary files nothing.
                 if folder == storeRoot && name != ItemStore.folder { continue }
-                if name.hasPrefix(".") && name != ItemStore.collectionEntry + ".gpg" { continue }
+                if name.utf8.first == UInt8(ascii: ".") && name != ItemStore.collectionEntry + ".gpg" {
+                    continue
+                }
                 changed = true
             }
         }

@@ -162,7 +162,7 @@ package struct GitCredentials: Sendable {
         guard let host = request["host"], EntryName.isPlainPart(host) else { return nil }
         var name = Self.folder + "/" + host
         if let path = request["path"] {
-            let parts = path.split(separator: "/").map(String.init)
+            let parts = path.pathParts
             guard parts.allSatisfy(EntryName.isPlainPart) else { return nil }
             if !parts.isEmpty { name += "/" + parts.joined(separator: "/") }
         }

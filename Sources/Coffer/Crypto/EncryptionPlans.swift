@@ -107,9 +107,9 @@ enum EncryptionPlans {
     /// GnuPG's home as plans know it, when there is no doubt which folder gpg reads: none is named
     /// (GNUPGHOME or `~/.gnupg`), or an absolute one is; `nil` for a relative or `~user` one.
     static func plannedHome(_ options: GPGOptions) -> (path: String, isDefault: Bool)? {
-        if let named = options.homeDirectory, !named.hasPrefix("/") { return nil }
+        if let named = options.homeDirectory, !named.startsWithSlash { return nil }
         if options.homeDirectory == nil, let variable = environmentValue("GNUPGHOME"), !variable.isEmpty,
-            !variable.hasPrefix("/")
+            !variable.startsWithSlash
         {
             return nil
         }
@@ -242,9 +242,10 @@ enum EncryptionPlans {
     /// of this user that no one else may enter. Not the runtime folder in `/dev/shm`, which programs
     /// that share the user's id but not their home (a container sharing the host's IPC) can reach.
     static func folder() throws -> String {
-        let cache = environmentValue("XDG_CACHE_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
+        let cache = environmentValue("XDG_CACHE_HOME").flatMap { $0.startsWithSlash ? $0 : nil }
         guard
-            let base = cache ?? environmentValue("HOME").flatMap({ $0.hasPrefix("/") ? $0 + "/.cache" : nil })
+            let base = cache
+                ?? environmentValue("HOME").flatMap({ $0.startsWithSlash ? $0 + "/.cache" : nil })
         else { throw CofferError(.io, "no home folder for encryption plans") }
         let folder = base + "/coffer"
         if FileSystem.kind(folder) == .missing { try FileSystem.makeDirectories(folder, mode: 0o700) }

@@ -72,19 +72,19 @@ extension GPGOptions {
     /// GnuPG's home folder as gpg names it (absolute, no trailing slash), and whether it is the
     /// default `~/.gnupg`, which decides where the agent's socket is.
     static func gnupgHome(_ configured: String?) -> (path: String, isDefault: Bool)? {
-        let user = environmentValue("HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
+        let user = environmentValue("HOME").flatMap { $0.startsWithSlash ? $0 : nil }
         func absolute(_ path: String) -> String? {
             var path = path
             if path == "~" || path.hasPrefix("~/") {
                 guard let user else { return nil }
                 path = user + path.dropFirst()
             }
-            if !path.hasPrefix("/") {
+            if !path.startsWithSlash {
                 guard let directory = getcwd(nil, 0) else { return nil }
                 defer { free(directory) }
                 path = String(cString: directory) + "/" + path
             }
-            while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+            while path.utf8.count > 1 && path.endsWithSlash { path = path.withoutLastSlash }
             return path
         }
         let standard = user.flatMap { absolute($0 + "/.gnupg") }

@@ -79,9 +79,9 @@ extension GitRepository {
             if status == "D" && name.lowercased().hasSuffix(".gpg") { removed.append(name) }
             index += 2
         }
-        let parts = path.split(separator: "/")
+        let parts = path.pathParts
         func matchingTail(_ candidate: String) -> Int {
-            zip(candidate.split(separator: "/").reversed(), parts.reversed()).prefix { $0 == $1 }.count
+            zip(candidate.pathParts.reversed(), parts.reversed()).prefix { $0 == $1 }.count
         }
         return removed.max { matchingTail($0) < matchingTail($1) }
     }
@@ -146,7 +146,7 @@ extension GitRepository {
         try run(["config", "--local", "merge.coffer.name", "coffer: merge decrypted entries field by field"])
         try run(["config", "--local", "merge.coffer.driver", "\(quoted) git-merge-driver %O %A %B %P"])
         var attributes = try run(["rev-parse", "--git-path", "info/attributes"]).outputText
-        if !attributes.hasPrefix("/") { attributes = directory + "/" + attributes }
+        if !attributes.startsWithSlash { attributes = directory + "/" + attributes }
         let line = "*.gpg merge=coffer"
         let existing = FileSystem.isFile(attributes) ? try FileSystem.readFile(attributes) : []
         let text = String(decoding: existing, as: UTF8.self)

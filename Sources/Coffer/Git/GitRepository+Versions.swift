@@ -111,9 +111,9 @@ extension GitRepository {
 
     /// The removed file whose trailing path parts match `path`'s best (`nil` when none was removed).
     private static func bestMatch(for path: String, among removed: [String]) -> String? {
-        let parts = path.split(separator: "/")
+        let parts = path.pathParts
         func matchingTail(_ candidate: String) -> Int {
-            zip(candidate.split(separator: "/").reversed(), parts.reversed()).prefix { $0 == $1 }.count
+            zip(candidate.pathParts.reversed(), parts.reversed()).prefix { $0 == $1 }.count
         }
         return removed.max { matchingTail($0) < matchingTail($1) }
     }

@@ -47,7 +47,7 @@ package struct GitRepository: Sendable {
         _ path: String, storeRoot: String, environment: [String: String]? = nil
     ) -> GitRepository? {
         var directory = FileSystem.parent(of: path)
-        while !FileSystem.isDirectory(directory) && directory.hasPrefix(storeRoot + "/") {
+        while !FileSystem.isDirectory(directory) && directory.isPath(inside: storeRoot) {
             directory = FileSystem.parent(of: directory)
         }
         guard let top = workTreeTop(from: directory, storeRoot: storeRoot) else { return nil }
@@ -58,15 +58,15 @@ package struct GitRepository: Sendable {
     /// itself), so that it names the same file whatever symlinks lead to the work tree.
     package func pathspec(_ path: String) -> String {
         if path == directory || path == directory + "/" { return "." }
-        guard path.hasPrefix(directory + "/") else { return path }
-        return String(path.dropFirst(directory.count + 1))
+        guard path.isPath(inside: directory) else { return path }
+        return String(path.droppingPathPrefix(directory))
     }
 
     /// The nearest folder at or above `directory` that holds a `.git`, no higher than the store root (git
     /// stops below GIT_CEILING_DIRECTORIES, the store's parent); `nil` when there is none.
     static func workTreeTop(from directory: String, storeRoot: String) -> String? {
         var probe = directory
-        while probe == storeRoot || probe.hasPrefix(storeRoot + "/") {
+        while probe == storeRoot || probe.isPath(inside: storeRoot) {
             if FileSystem.kind(probe + "/.git") != .missing { return probe }
             probe = FileSystem.parent(of: probe)
         }
@@ -135,7 +135,7 @@ package struct GitRepository: Sendable {
         removeStaleLocks()
         // A path is absolute or relative to the top of the work tree.
         func onDisk(_ path: String) -> Bool {
-            FileSystem.kind(path.hasPrefix("/") ? path : directory + "/" + path) != .missing
+            FileSystem.kind(path.startsWithSlash ? path : directory + "/" + path) != .missing
         }
         let present = paths.filter(onDisk).map(pathspec)
         var committed = present
@@ -157,7 +157,7 @@ package struct GitRepository: Sendable {
                 String(decoding: $0, as: UTF8.self)
             }
             committed += absent.filter { spec in
-                tracked.contains { $0 == spec || $0.hasPrefix(spec.hasSuffix("/") ? spec : spec + "/") }
+                tracked.contains { $0 == spec || $0.isPath(inside: spec.withoutLastSlash) }
             }
         }
         guard !committed.isEmpty else { return }
@@ -237,7 +237,7 @@ package struct GitRepository: Sendable {
             line.hasPrefix("gitdir: ")
         else { return nil }
         let target = String(line.dropFirst("gitdir: ".count))
-        return target.hasPrefix("/") ? target : top + "/" + target
+        return target.startsWithSlash ? target : top + "/" + target
     }
 
     /// The git operation left unfinished in this repository (`rebase`, `am`, `merge`, `cherry-pick` or
@@ -316,7 +316,7 @@ package struct GitRepository: Sendable {
                     let comm = try? FileSystem.readFile("/proc/\(name)/comm"),
                     String(decoding: comm, as: UTF8.self).hasPrefix("git"),
                     let folder = FileSystem.linkTarget("/proc/\(name)/cwd"),
-                    places.contains(where: { folder == $0 || folder.hasPrefix($0 + "/") })
+                    places.contains(where: { folder == $0 || folder.isPath(inside: $0) })
                 else { continue }
                 // git's file-system monitor lives as long as the repository: it commits nothing.
                 let command = (try? FileSystem.readFile("/proc/\(name)/cmdline")) ?? []

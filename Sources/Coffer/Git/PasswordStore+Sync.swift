@@ -252,7 +252,7 @@ extension PasswordStore {
             paths: written,
             message:
                 "Reencrypt \(written.count) \(written.count == 1 ? "entry" : "entries") to match .gpg-id.")
-        return (written.map { String($0.dropFirst(root.count + 1).dropLast(4)) }, planned.narrow)
+        return (written.map { String($0.droppingPathPrefix(root).dropLast(4)) }, planned.narrow)
     }
 
     /// With `coffer.requiresignedcommits` true, every commit in `range` must carry a good signature.

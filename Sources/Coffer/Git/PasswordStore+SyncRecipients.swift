@@ -77,7 +77,7 @@ extension PasswordStore {
 
     /// A path of `repository` as a name relative to the store root.
     private func relativeName(_ repository: GitRepository, _ path: Substring) -> String {
-        String((repository.directory + "/" + path).dropFirst(root.count + 1))
+        (repository.directory + "/" + path).droppingPathPrefix(root)
     }
 
     /// The `.gpg-id` files (relative to the top) and kept key files (their names) that differ between
@@ -148,7 +148,7 @@ extension PasswordStore {
         }
         for (folder, accepted) in acceptance.accepted.records {
             let touched = folders.contains { changedFolder in
-                changedFolder.isEmpty || folder == changedFolder || folder.hasPrefix(changedFolder + "/")
+                changedFolder.isEmpty || folder == changedFolder || folder.isPath(inside: changedFolder)
             }
             guard touched, FileSystem.isDirectory(folderPath(folder)), let named = try keys(ofFolder: folder)
             else { continue }

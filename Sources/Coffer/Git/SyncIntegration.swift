@@ -295,7 +295,7 @@ struct SyncIntegration {
     /// What kind of file a path is, in the order they are settled: recipients first, so that entries
     /// are encrypted for the merged ones.
     private static func rank(_ path: String) -> Int {
-        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let name = path.lastPathPart
         if name == ".gpg-id" { return 0 }
         if name == ".gpg-id.sig" { return 1 }
         return path.hasSuffix(".gpg") ? 2 : 3
@@ -573,7 +573,7 @@ struct SyncIntegration {
             let folder = FileSystem.parent(of: repository.directory + "/" + path)
             guard FileSystem.isDirectory(folder) else { continue }
             for file in try PasswordStore.entryFiles(at: folder) {
-                candidates.insert(String(file.dropFirst(repository.directory.count + 1)))
+                candidates.insert(String(file.droppingPathPrefix(repository.directory)))
             }
         }
         let planned: (jobs: [PasswordStore.Reencryption], narrow: [NarrowEntry])
@@ -596,7 +596,7 @@ struct SyncIntegration {
                 "entries whose recipients changed", "they cannot be re-encrypted (\(error))",
                 advice: .importKey)
         }
-        let rewritten = jobs.map { String($0.file.dropFirst(repository.directory.count + 1)) }
+        let rewritten = jobs.map { String($0.file.droppingPathPrefix(repository.directory)) }
         if !rewritten.isEmpty { try repository.run(["add", "--"] + rewritten) }
         report.reencrypted += rewritten.map { String($0.dropLast(4)) }
         report.leftNarrow += planned.narrow.filter { entry in !report.leftNarrow.contains(entry) }

@@ -310,15 +310,15 @@ public struct Keychain: Sendable {
             CofferError(.invalidName, "invalid account name: \(why)")
         }
         if account.isEmpty { throw refuse("it is empty") }
-        if account.hasPrefix(".") {
+        if account.utf8.first == UInt8(ascii: ".") {
             throw refuse("it starts with '.' (hidden files are not items: pass does not list them)")
         }
-        if account.contains("/") { throw refuse("it contains '/'") }
+        if account.utf8.contains(0x2F) { throw refuse("it contains '/'") }
         if account.utf8.contains(0) { throw refuse("it contains a NUL byte") }
         if account.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) {
             throw refuse("it contains a control character")
         }
-        if account.hasPrefix("-") { throw refuse("it starts with '-'") }
+        if account.utf8.first == UInt8(ascii: "-") { throw refuse("it starts with '-'") }
         if account.utf8.count > 251 { throw refuse("it is longer than 251 bytes") }
     }
 
@@ -329,17 +329,19 @@ public struct Keychain: Sendable {
     /// go into git's own folder or be hidden from pass, `accounts()` and `removeAll()`.
     public static func validateService(_ service: String) throws {
         let trimmed = EntryName.trimmed(service)
-        let components = trimmed.split(separator: "/", omittingEmptySubsequences: false)
-        if trimmed.isEmpty || trimmed.hasPrefix("/") || components.contains(where: \.isEmpty) {
+        let components = trimmed.utf8.split(separator: 0x2F, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+        if trimmed.isEmpty || trimmed.startsWithSlash || components.contains(where: \.isEmpty) {
             throw CofferError(.invalidName, "invalid service name: '\(service)' has an empty component")
         }
-        if components.contains(where: { $0.hasPrefix(".") }) {
+        if components.contains(where: { $0.utf8.first == UInt8(ascii: ".") }) {
             throw CofferError(
                 .invalidName,
                 "invalid service name: '\(service)' has a component starting with '.' (hidden folders and "
                     + ".git hold no items)")
         }
-        if components.contains(where: { $0.hasPrefix("-") })
+        if components.contains(where: { $0.utf8.first == UInt8(ascii: "-") })
             || trimmed.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f })
         {
             throw CofferError(.invalidName, "invalid service name: '\(service)'")

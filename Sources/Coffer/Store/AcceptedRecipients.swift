@@ -55,9 +55,9 @@ package struct AcceptedRecipients: Sendable, Equatable {
     package mutating func transfer(from source: String, to target: String, copy: Bool) {
         let (from, to) = (EntryName.trimmed(source), EntryName.trimmed(target))
         guard !from.isEmpty else { return }
-        for (folder, keys) in records where folder == from || folder.hasPrefix(from + "/") {
+        for (folder, keys) in records where folder == from || folder.isPath(inside: from) {
             if !copy { records[folder] = nil }
-            records[to + folder.dropFirst(from.count)] = keys
+            records[to + String(decoding: folder.utf8.dropFirst(from.utf8.count), as: UTF8.self)] = keys
         }
     }
 

@@ -4,7 +4,11 @@ package enum EntryName {
     ///
     /// pass refuses arguments matching `/..$`, `^../`, `/../` or `^..$`.
     package static func isSneaky(_ name: String) -> Bool {
-        name == ".." || name.hasPrefix("../") || name.hasSuffix("/..") || name.contains("/../")
+        // Those four patterns are a part equal to `..`. By bytes: a `/` joined to a combining character
+        // is still a `/` for the kernel.
+        name.utf8.split(separator: 0x2F, omittingEmptySubsequences: false).contains {
+            $0.elementsEqual("..".utf8)
+        }
     }
 
     /// Checks a name given to the store; throws ``CofferError/Code/invalidName`` with pass's message.
@@ -12,15 +16,27 @@ package enum EntryName {
         if isSneaky(name) {
             throw CofferError(.invalidName, "You've attempted to pass a sneaky path to pass. Go home.")
         }
+        if !slashesStandAlone(name) {
+            throw CofferError(
+                .invalidName,
+                "entry names cannot join a '/' to a combining character (\(Quoting.quoted(name)))")
+        }
         if name.utf8.contains(0) {
             throw CofferError(.invalidName, "entry names cannot contain a NUL byte")
         }
     }
 
+    /// Whether every `/` of `name` is a character of its own, as Swift reads text: a combining
+    /// character after it (U+200D, U+0301) or a prepended one before it (U+0600) joins it into one
+    /// character, which text operations would not see as a `/` while the kernel does.
+    package static func slashesStandAlone(_ name: String) -> Bool {
+        name.utf8.filter { $0 == 0x2F }.count == name.filter { $0 == "/" }.count
+    }
+
     /// Whether `text` can be one part of an entry name taken from outside (a host, a username): not
     /// empty, not `.` or `..`, no `/` and no control character.
     package static func isPlainPart(_ text: String) -> Bool {
-        !text.isEmpty && text != "." && text != ".." && !text.contains("/")
+        !text.isEmpty && text != "." && text != ".." && !text.utf8.contains(0x2F)
             && !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f })
     }
 
@@ -44,18 +60,14 @@ package enum EntryName {
     /// Whether `name` means the store's root folder itself (`""`, `.`, `./`, `/`), which nothing may
     /// remove, move or copy.
     package static func isStoreRoot(_ name: String) -> Bool {
-        name.split(separator: "/").allSatisfy { $0 == "." }
+        name.pathParts.allSatisfy { $0 == "." }
     }
 
     /// Whether the last part of `name` is `.` (`web/.`, `./`), a folder `rm` and `mv` refuse to touch.
     package static func endsInDot(_ name: String) -> Bool {
-        name.split(separator: "/").last == "."
+        name.pathParts.last == "."
     }
 
     /// A name with any trailing slashes removed (`web/` is the folder `web`).
-    static func trimmed(_ name: String) -> String {
-        var name = name
-        while name.hasSuffix("/") { name.removeLast() }
-        return name
-    }
+    static func trimmed(_ name: String) -> String { name.withoutTrailingSlashes }
 }

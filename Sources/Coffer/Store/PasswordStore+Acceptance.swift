@@ -85,12 +85,12 @@ extension PasswordStore {
     private func firstAcceptance(in repository: GitRepository) throws -> (
         AcceptedRecipients, [(folder: String, keys: [String])]
     ) {
-        let top = repository.directory == root ? "" : String(repository.directory.dropFirst(root.count + 1))
+        let top = repository.directory == root ? "" : String(repository.directory.droppingPathPrefix(root))
         var folders: [String] = gpgIDFile(forFolder: top) == nil ? [] : [top]
         try FileTree.walk(repository.directory, sorted: true) { path, item in
             if item.isFile, item.nameString == ".gpg-id" {
                 let folder = FileSystem.parent(of: path)
-                let relative = folder == root ? "" : String(folder.dropFirst(root.count + 1))
+                let relative = folder == root ? "" : String(folder.droppingPathPrefix(root))
                 if !folders.contains(relative) { folders.append(relative) }
             }
             return item.isFolder && item.nameString != ".git"
@@ -125,7 +125,7 @@ extension PasswordStore {
     /// (see ``CiphertextOrigins``); nothing when the store is not a git repository.
     package func recordWritten(_ ciphertext: [UInt8], at path: String) throws {
         guard let gitDirectory = git(for: path)?.gitDirectory() else { return }
-        let name = String(path.dropFirst(root.count + 1).dropLast(4))
+        let name = String(path.droppingPathPrefix(root).dropLast(4))
         try CiphertextOrigins.append(
             [.written(blob: Self.blobID(of: ciphertext), folder: Self.folder(of: name))],
             to: gitDirectory + "/coffer-origins")
@@ -405,7 +405,7 @@ extension PasswordStore {
         for file in files where FileSystem.kind(file) == .file {
             let ciphertext = try FileSystem.readFile(file)
             if OpenPGPPackets.isKeyOrSignature(ciphertext) { continue }
-            let name = String(file.dropFirst(root.count + 1).dropLast(4))
+            let name = String(file.droppingPathPrefix(root).dropLast(4))
             let recipients = try recipients(for: name)
             try verifyRecipientsFile(recipients.file)
             let current = OpenPGPPackets.recipientKeyIDs(ciphertext)
@@ -482,7 +482,7 @@ extension PasswordStore {
                 // The entries the record now rules, re-encrypted as nobody asked for them: each gains
                 // only keys accepted where it is and could not read it before.
                 let files = try Self.entryFiles(at: folderPath(folder)).filter { file in
-                    let name = String(file.dropFirst(root.count + 1).dropLast(4))
+                    let name = String(file.droppingPathPrefix(root).dropLast(4))
                     return acceptance.accepted.record(forFolder: Self.folder(of: name))?.folder == folder
                 }
                 var policy = AutomaticPolicy(store: self, acceptance: acceptance)
@@ -499,7 +499,7 @@ extension PasswordStore {
                         "Reencrypt \(written.count) \(written.count == 1 ? "entry" : "entries") for "
                             + "\(key.fingerprint), accepted for \(folder.isEmpty ? "the store" : folder).")
                 }
-                return written.map { String($0.dropFirst(root.count + 1).dropLast(4)) }
+                return written.map { String($0.droppingPathPrefix(root).dropLast(4)) }
             } catch {
                 acceptance.accepted = before
                 try? acceptance.save()
@@ -554,7 +554,7 @@ extension PasswordStore {
     func acceptanceFolder(for folder: String, acceptance: Acceptance) -> String {
         let recordFolder = acceptance.accepted.record(forFolder: folder)?.folder ?? ""
         var governing = gpgIDFile(forFolder: folder).map(Self.folder(ofGPGID:)) ?? root
-        governing = governing == root ? "" : String(governing.dropFirst(root.count + 1))
+        governing = governing == root ? "" : String(governing.droppingPathPrefix(root))
         return governing.count > recordFolder.count ? governing : recordFolder
     }
 }

@@ -15,7 +15,7 @@ extension PasswordStore {
             try EntryName.validate(name)
             // rm refuses `.`; pass would run `rm -rf "$PREFIX/"` for an empty name and lose the store.
             if EntryName.isStoreRoot(name) || EntryName.endsInDot(name) {
-                let spelled = root + "/" + (name.isEmpty || name.hasSuffix("/") ? name : name + "/")
+                let spelled = root + "/" + (name.isEmpty || name.endsWithSlash ? name : name + "/")
                 throw CofferError(
                     .invalidArgument, "refusing to remove '.' or '..' directory: skipping '\(spelled)'",
                     paths: [spelled])
@@ -23,10 +23,10 @@ extension PasswordStore {
             let folder = root + "/" + EntryName.trimmed(name)
             var target = entryPath(name)
             let isFolderTarget =
-                (FileSystem.isFile(target) && FileSystem.isDirectory(folder) && name.hasSuffix("/"))
+                (FileSystem.isFile(target) && FileSystem.isDirectory(folder) && name.endsWithSlash)
                 || !FileSystem.isFile(target)
             // pass's `${passdir%/}/`: the store itself is `PREFIX/`, not `PREFIX//`.
-            if isFolderTarget { target = folder.hasSuffix("/") ? folder : folder + "/" }
+            if isFolderTarget { target = folder.endsWithSlash ? folder : folder + "/" }
             guard FileSystem.kind(EntryName.trimmed(target)) != .missing else {
                 throw CofferError(.notFound, "\(name) is not in the password store.")
             }
@@ -44,7 +44,7 @@ extension PasswordStore {
             // Like pass's `rmdir -p "${passfile%/*}"`, also when git fails: from an entry's folder up, but
             // for a folder from the folder itself, which is gone, so its parents stay.
             defer {
-                removeEmptyFolders(from: String(target[..<(target.lastIndex(of: "/") ?? target.endIndex)]))
+                removeEmptyFolders(from: target.utf8.contains(0x2F) ? target.parentPath : target)
             }
             try commit([target], "Remove \(name) from store.")
 
@@ -132,8 +132,8 @@ extension PasswordStore {
     /// Removes a folder depth first in directory order, reporting each item as `rm -rv` does.
     private func removeTree(_ path: String, spelled: String, onEvent: (StoreEvent) -> Void) throws {
         // The walk's paths start with `path` and a slash (none added when `path` ends with one).
-        let skipped = path.hasSuffix("/") ? path.utf8.count : path.utf8.count + 1
-        let spelledPrefix = spelled.hasSuffix("/") ? spelled : spelled + "/"
+        let skipped = path.endsWithSlash ? path.utf8.count : path.utf8.count + 1
+        let spelledPrefix = spelled.endsWithSlash ? spelled : spelled + "/"
         func spelling(_ child: String) -> String {
             spelledPrefix + String(decoding: child.utf8.dropFirst(skipped), as: UTF8.self)
         }
@@ -157,7 +157,7 @@ extension PasswordStore {
     /// Removes `path` and its parents while they are empty, never above the store root (`rmdir -p`).
     package func removeEmptyFolders(from path: String) {
         var current = path
-        while current == root || current.hasPrefix(root + "/") {
+        while current == root || current.isPath(inside: root) {
             guard rmdir(current) == 0 else { return }
             current = FileSystem.parent(of: current)
         }

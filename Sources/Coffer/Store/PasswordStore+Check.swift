@@ -123,7 +123,7 @@ extension PasswordStore {
         let acceptance = try acceptance(at: root + "/.gpg-id")
         func recipientProblems(_ file: String) -> [String] {
             guard let ids = try? GPGIDFile.parse(FileSystem.readFile(file)), !ids.isEmpty else { return [] }
-            let folder = String(Self.folder(ofGPGID: file).dropFirst(root.count + 1))
+            let folder = String(Self.folder(ofGPGID: file).droppingPathPrefix(root))
             if let known = problemsByRecipients[ids + ["\u{0}" + folder]] { return known }
             var problems: [String]
             do {
@@ -154,7 +154,7 @@ extension PasswordStore {
             problemsByRecipients[ids + ["\u{0}" + folder]] = problems
             return problems
         }
-        func relative(_ path: String) -> String { String(path.dropFirst(root.count + 1)) }
+        func relative(_ path: String) -> String { String(path.droppingPathPrefix(root)) }
         func found(_ kind: StoreFinding.Kind, _ path: String, _ message: String, fixed: Bool = false) {
             steps.append(
                 .found(StoreFinding(kind: kind, path: relative(path), message: message, fixed: fixed)))
@@ -410,7 +410,7 @@ extension PasswordStore {
             findings.append(
                 StoreFinding(
                     kind: .git,
-                    path: lock.hasPrefix(root + "/") ? String(lock.dropFirst(root.count + 1)) : lock,
+                    path: lock.isPath(inside: root) ? String(lock.droppingPathPrefix(root)) : lock,
                     message: "left by a git that was killed; git refuses to work until it is removed",
                     fixed: fix))
         }
@@ -418,7 +418,7 @@ extension PasswordStore {
             if fix { unlink(leftover) }
             findings.append(
                 StoreFinding(
-                    kind: .strayFile, path: String(leftover.dropFirst(root.count + 1)),
+                    kind: .strayFile, path: String(leftover.droppingPathPrefix(root)),
                     message: "a copy git made for a merge and left when it was killed", fixed: fix))
         }
         let status = try repository.runUnchecked(["status", "--porcelain"])

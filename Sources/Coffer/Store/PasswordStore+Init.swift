@@ -172,12 +172,12 @@ extension PasswordStore {
             let ciphertext = try FileSystem.readFile(file)
             // A public key or a signature kept in the store (`.public-keys/KEY.gpg`) is no entry.
             if OpenPGPPackets.isKeyOrSignature(ciphertext) { continue }
-            let relative = String(file.dropFirst(root.count + 1))
+            let relative = String(file.droppingPathPrefix(root))
             let recipients = try recipients(forFolder: Self.folder(of: relative))
             // An entry written in another folder (someone moved or copied it here) is not the user's to
             // hand to this folder's recipients by changing them.
             guard let askedFolder, let governing = recipients.file.map(Self.folder(ofGPGID:)),
-                !governing.hasPrefix(askedFolder + "/"),
+                !governing.isPath(inside: askedFolder),
                 policy.otherOrigins(of: ciphertext, besides: Self.folder(of: relative)).isEmpty
             else {
                 let automatic = try automaticReencryptions(of: [file], policy: &policy)
@@ -223,7 +223,7 @@ extension PasswordStore {
     ) throws {
         for entry in plan.narrow { onEvent(.leftNarrow(name: entry.name, keys: entry.keys)) }
         for (index, (job, ciphertext)) in zip(plan.jobs, plan.ciphertexts).enumerated() {
-            let name = String(job.destination.dropFirst(root.count + 1).dropLast(4))
+            let name = String(job.destination.droppingPathPrefix(root).dropLast(4))
             onEvent(.reencrypted(name: name, keyIDs: job.keyIDs))
             if let error = plan.skipped[index] {
                 skipping?(name, error)
@@ -283,7 +283,7 @@ extension PasswordStore {
             encryptors[job.recipients] = encryptor
             let (source, plaintext) = try result.get()
             let ciphertext = try encryptor.encrypt(plaintext)
-            let folder = Self.folder(of: String(job.destination.dropFirst(root.count + 1)))
+            let folder = Self.folder(of: String(job.destination.droppingPathPrefix(root)))
             try checkAccepted(ciphertext, forFolder: folder, acceptance: acceptance, allowed: job.allowed)
             let blob = Self.blobID(of: ciphertext)
             // What nobody asked for keeps where it came from; what the user asked for is theirs, here.
@@ -299,7 +299,7 @@ extension PasswordStore {
     /// The `*.gpg` files (any case) at or below `path`, as `find PATH -path '*/.git' -prune -o -iname '*.gpg'`
     /// lists them, without symlinks.
     static func entryFiles(at path: String) throws -> [String] {
-        let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        let trimmed = path.utf8.count > 1 ? path.withoutLastSlash : path
         switch FileSystem.kind(trimmed) {
         case .file: return trimmed.lowercased().hasSuffix(".gpg") ? [trimmed] : []
         case .directory: break

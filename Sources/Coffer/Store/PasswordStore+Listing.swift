@@ -62,8 +62,8 @@ extension PasswordStore {
         var items: [String: [StoreNode]] = [:]
         try FileTree.walk(path, hidden: false, followLinks: true, sorted: true, examineFiles: true) {
             child, item in
-            let folder = child[...(child.lastIndex(of: "/") ?? child.startIndex)]
-            items[String(folder), default: []].append(node(item))
+            let folder = child.utf8.contains(0x2F) ? child.parentPath + "/" : ""
+            items[folder, default: []].append(node(item))
             return item.leadsToFolder && !item.linkUnreadable
         }
         func children(_ folder: String) -> [StoreNode] {
@@ -73,7 +73,7 @@ extension PasswordStore {
                 return node
             }
         }
-        return children(path.hasSuffix("/") ? path : path + "/")
+        return children(path.endsWithSlash ? path : path + "/")
     }
 
     /// tree's pruned search of one folder `level` deep: its items that match or hold something that does;

@@ -76,7 +76,7 @@ extension PasswordStore {
             try EntryName.validate(subfolder)
             let name = EntryName.trimmed(subfolder)
             let place = name.isEmpty ? "the store" : name
-            guard !name.split(separator: "/").contains(where: { $0.hasPrefix(".") }) else {
+            guard !name.pathParts.contains(where: { $0.utf8.first == UInt8(ascii: ".") }) else {
                 throw CofferError(.invalidName, "\(name) is a hidden folder, not a folder of entries")
             }
             let folder = name.isEmpty ? root : root + "/" + name

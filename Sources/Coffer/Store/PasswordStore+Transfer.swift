@@ -59,7 +59,7 @@ extension PasswordStore {
         var oldPath = root + "/" + EntryName.trimmed(source)
         var oldFolder = oldPath
         let oldIsFolder =
-            (FileSystem.isFile(oldPath + ".gpg") && FileSystem.isDirectory(oldPath) && source.hasSuffix("/"))
+            (FileSystem.isFile(oldPath + ".gpg") && FileSystem.isDirectory(oldPath) && source.endsWithSlash)
             || !FileSystem.isFile(oldPath + ".gpg")
         if !oldIsFolder {
             oldFolder = FileSystem.parent(of: oldPath)
@@ -74,13 +74,13 @@ extension PasswordStore {
         try git(for: newPath)?.ensureNoUnfinishedOperation()
         let sourceIsFolder = FileSystem.isDirectory(oldPath)
         // pass's `mkdir -p -v "${new_path%/*}"` makes a destination spelled with a final slash a folder.
-        let destinationIsFolder = FileSystem.isDirectory(newPath) || newPath.hasSuffix("/")
+        let destinationIsFolder = FileSystem.isDirectory(newPath) || newPath.endsWithSlash
         if !(sourceIsFolder || destinationIsFolder) { newPath += ".gpg" }
         // Like mv and cp: a destination that is a folder receives the source inside it.
         var target = newPath
         if destinationIsFolder {
-            let base = String(EntryName.trimmed(oldPath).split(separator: "/").last ?? "")
-            target = newPath.hasSuffix("/") ? newPath + base : newPath + "/" + base
+            let base = EntryName.trimmed(oldPath).lastPathPart
+            target = newPath.endsWithSlash ? newPath + base : newPath + "/" + base
         }
         if let refusal = Self.refusal(moving: oldPath, to: target, copy: copy) {
             // mv and cp refuse after pass has made the destination's folders.
@@ -91,7 +91,7 @@ extension PasswordStore {
         var acceptance = try acceptance(at: newPath)
         if sourceIsFolder {
             acceptance?.accepted.transfer(
-                from: String(oldPath.dropFirst(root.count + 1)), to: String(target.dropFirst(root.count + 1)),
+                from: String(oldPath.droppingPathPrefix(root)), to: String(target.droppingPathPrefix(root)),
                 copy: copy)
         }
         let plan = try plan(
@@ -112,7 +112,7 @@ extension PasswordStore {
         if let acceptance {
             var written: [CiphertextOrigins.Record] = []
             for file in plan.landing.sorted() where plan.reencrypted[file] == nil && FileSystem.isFile(file) {
-                let name = String(file.dropFirst(root.count + 1).dropLast(4))
+                let name = String(file.droppingPathPrefix(root).dropLast(4))
                 written.append(
                     .written(
                         blob: Self.blobID(of: try FileSystem.readFile(file)), folder: Self.folder(of: name)))
@@ -124,7 +124,7 @@ extension PasswordStore {
         // The re-encryption lines come after mv's and cp's, in the order pass's `find` lists the files.
         for file in try Self.entryFiles(at: newPath) {
             guard let keyIDs = plan.keyIDs[file] else { continue }
-            onEvent(.reencrypted(name: String(file.dropFirst(root.count + 1).dropLast(4)), keyIDs: keyIDs))
+            onEvent(.reencrypted(name: String(file.droppingPathPrefix(root).dropLast(4)), keyIDs: keyIDs))
         }
         if copy {
             try commit([newPath], "Copy \(source) to \(destination).")
@@ -158,7 +158,7 @@ extension PasswordStore {
         }
         let canonicalSource = FileSystem.canonicalPath(source)
         let canonicalTarget = FileSystem.canonicalPath(target)
-        guard FileSystem.isDirectory(source), canonicalTarget.hasPrefix(canonicalSource + "/") else {
+        guard FileSystem.isDirectory(source), canonicalTarget.isPath(inside: canonicalSource) else {
             return nil
         }
         let message =
@@ -194,13 +194,14 @@ extension PasswordStore {
                     file: file, destination: place, recipients: recipients.ids, keyIDs: wanted.sorted()))
         }
         for file in try Self.entryFiles(at: plan.source) {
-            let place = plan.target + file.dropFirst(plan.source.count)
+            let place =
+                plan.target + String(decoding: file.utf8.dropFirst(plan.source.utf8.count), as: UTF8.self)
             plan.landing.insert(place)
             try consider(file, landingAt: place)
         }
         if let destination, FileSystem.isDirectory(destination) {
             for file in try Self.entryFiles(at: destination) where !plan.landing.contains(file) {
-                if file.hasPrefix(plan.target + "/") {
+                if file.isPath(inside: plan.target) {
                     try consider(file, landingAt: file)
                 } else {
                     jobs += try automaticReencryptions(of: [file], policy: &policy).jobs
@@ -221,10 +222,13 @@ extension PasswordStore {
     {
         if let override = configuration.keyOverride { return Recipients(ids: override, file: nil) }
         var folder = FileSystem.parent(of: place)
-        while folder == root || folder.hasPrefix(root + "/") {
+        while folder == root || folder.isPath(inside: root) {
             var candidates: [String] = []
-            if folder == plan.target || folder.hasPrefix(plan.target + "/") {
-                candidates.append(plan.source + folder.dropFirst(plan.target.count) + "/.gpg-id")
+            if folder == plan.target || folder.isPath(inside: plan.target) {
+                candidates.append(
+                    plan.source
+                        + String(decoding: folder.utf8.dropFirst(plan.target.utf8.count), as: UTF8.self)
+                        + "/.gpg-id")
                 if copy { candidates.append(folder + "/.gpg-id") }
             } else {
                 // pass spells the root's file `<root>/./.gpg-id` for an entry at the top.
@@ -237,7 +241,7 @@ extension PasswordStore {
             if folder == root { break }
             folder = FileSystem.parent(of: folder)
         }
-        let name = String(place.dropFirst(root.count + 1))
+        let name = String(place.droppingPathPrefix(root))
         throw CofferError(.noRecipients, "no .gpg-id for \(name); run init")
     }
 
@@ -294,7 +298,7 @@ extension PasswordStore {
         }
         try copyFolder(source, to: target, undo: &undo, onEvent: onEvent)
         // The walk's paths start with `source` and a slash; the copy's with `target` and one.
-        let skipped = source.hasSuffix("/") ? source.utf8.count : source.utf8.count + 1
+        let skipped = source.endsWithSlash ? source.utf8.count : source.utf8.count + 1
         try FileTree.walk(source, followLinks: true) { path, item in
             let copy = target + "/" + String(decoding: path.utf8.dropFirst(skipped), as: UTF8.self)
             if item.leadsToFolder {

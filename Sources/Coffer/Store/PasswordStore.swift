@@ -70,8 +70,8 @@ public struct PasswordStore: Sendable {
 
     /// The folder part of an entry name (`""` for an entry at the root).
     static func folder(of name: String) -> String {
-        guard let slash = name.lastIndex(of: "/") else { return "" }
-        return String(name[..<slash])
+        let parent = name.parentPath
+        return parent == "." ? "" : parent == "/" ? "" : parent
     }
 
     /// Checks that entry `name` can be created in this store: ``EntryName/validateNew(_:)``, and a full
@@ -102,7 +102,7 @@ public struct PasswordStore: Sendable {
                 .invalidName,
                 "\(Quoting.quoted(path)) is a symlink that points nowhere; refusing to write through it")
         }
-        if resolved != storeRoot && !resolved.hasPrefix(storeRoot + "/") {
+        if resolved != storeRoot && !resolved.isPath(inside: storeRoot) {
             throw CofferError(
                 .invalidName,
                 "\(Quoting.quoted(path)) leads outside the password store through a symlink; refusing to write"
@@ -149,8 +149,8 @@ public struct PasswordStore: Sendable {
         let trimmed = EntryName.trimmed(folder)
         var current = root + "/" + (trimmed.isEmpty ? "." : trimmed)
         while current != root && !FileSystem.isFile(current + "/.gpg-id") {
-            guard let slash = current.lastIndex(of: "/") else { break }
-            current = String(current[..<slash])
+            guard current.utf8.contains(0x2F) else { break }
+            current = current.parentPath
         }
         let file = current + "/.gpg-id"
         return FileSystem.isFile(file) ? file : nil
@@ -222,7 +222,7 @@ public struct PasswordStore: Sendable {
     public func write(_ name: String, _ contents: SecureBytes, commitMessage: String? = nil) throws {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             try validateNewName(name)
-            guard !name.isEmpty, !name.hasSuffix("/") else {
+            guard !name.isEmpty, !name.endsWithSlash else {
                 throw CofferError(.invalidName, "an entry needs a name")
             }
             let path = entryPath(name)

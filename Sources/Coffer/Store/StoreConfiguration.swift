@@ -72,7 +72,7 @@ public struct StoreConfiguration: Sendable, Equatable {
 
     private static func normalised(_ path: String) -> String {
         var path = path
-        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        while path.utf8.count > 1 && path.endsWithSlash { path = path.withoutLastSlash }
         return path
     }
 }

@@ -129,7 +129,7 @@ package struct ChildProcess: Sendable {
     package init(_ argv: [String], environment: [String]? = nil) {
         let program = argv.first ?? ""
         self.init(
-            program.contains("/") ? .path(program) : .name(program), arguments: Array(argv.dropFirst()),
+            program.utf8.contains(0x2F) ? .path(program) : .name(program), arguments: Array(argv.dropFirst()),
             environment: environment)
     }
 
@@ -396,7 +396,7 @@ package struct ChildProcess: Sendable {
     /// The executable file `name` resolves to on the `PATH` of `environment`, as a shell finds it; a name
     /// holding a `/` is taken as a path.
     package static func findOnPath(_ name: String, environment: [String: String]) -> String? {
-        if name.contains("/") { return access(name, X_OK) == 0 ? name : nil }
+        if name.utf8.contains(0x2F) { return access(name, X_OK) == 0 ? name : nil }
         let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for folder in path.split(separator: ":", omittingEmptySubsequences: false) {
             let candidate = (folder.isEmpty ? "." : String(folder)) + "/" + name

@@ -144,11 +144,7 @@ package enum FileSystem {
         if kind(path) != .missing { try remove(path) }
     }
 
-    package static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        if slash == path.startIndex { return "/" }
-        return String(path[..<slash])
-    }
+    package static func parent(of path: String) -> String { path.parentPath }
 
     /// A random hexadecimal token for temporary names.
     package static func randomToken() -> String {
@@ -178,8 +174,8 @@ package enum FileSystem {
         var rest: [Substring] = []
         while realPath(existing) == nil {
             let above = parent(of: existing)
-            guard above != existing, let slash = existing.lastIndex(of: "/") else { return path }
-            rest.insert(existing[existing.index(after: slash)...], at: 0)
+            guard above != existing, existing.utf8.contains(0x2F) else { return path }
+            rest.insert(Substring(existing.lastPathPart), at: 0)
             existing = above
         }
         let resolved = realPath(existing) ?? existing

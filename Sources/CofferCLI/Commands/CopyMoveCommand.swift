@@ -27,9 +27,9 @@ enum CopyMoveCommand {
         try invocation.checkSneakyPaths(source, destination)
 
         // pass prints the file or folder it is about to move.
-        var oldPath = invocation.prefix + "/" + (source.hasSuffix("/") ? String(source.dropLast()) : source)
+        var oldPath = invocation.prefix + "/" + (source.withoutLastSlash)
         let meansFolder =
-            (FileSystem.isFile(oldPath + ".gpg") && FileSystem.isDirectory(oldPath) && source.hasSuffix("/"))
+            (FileSystem.isFile(oldPath + ".gpg") && FileSystem.isDirectory(oldPath) && source.endsWithSlash)
             || !FileSystem.isFile(oldPath + ".gpg")
         if !meansFolder { oldPath += ".gpg" }
         standardOutput.line(oldPath)

@@ -13,7 +13,7 @@ enum EditCommand {
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
         guard arguments.count == 1 else { throw invocation.usage("pass-name") }
         var path = arguments[0]
-        if path.hasSuffix("/") { path.removeLast() }
+        if path.endsWithSlash { path = path.withoutLastSlash }
         try invocation.checkSneakyPaths(path)
         try invocation.makeFolder(for: path)
         let store = invocation.store

@@ -45,7 +45,8 @@ enum ExtensionCommand {
         guard !name.isEmpty else { return false }
         // pass runs `team/sync` as EXTENSIONS/team/sync.bash and `--x` as `--x.bash`; coffer's own
         // executables are looked for only under plain names (a `/` would make a path of the name).
-        let executables = !passExtensionsOnly && !name.contains("/") && !name.hasPrefix("-")
+        let executables =
+            !passExtensionsOnly && !name.utf8.contains(0x2F) && name.utf8.first != UInt8(ascii: "-")
         let environment = invocation.environment
         let enabled = environment["PASSWORD_STORE_ENABLE_EXTENSIONS"] == "true"
         let folder = invocation.extensionsDirectory

@@ -44,9 +44,9 @@ enum GrepCommand {
             else { return }
             if name.hasSuffix(".gpg") { name.removeLast(4) }
             var folder = ""
-            if let slash = name.lastIndex(of: "/") {
-                folder = String(name[...slash])
-                name = String(name[name.index(after: slash)...])
+            if name.utf8.contains(0x2F) {
+                folder = name.parentPath + "/"
+                name = name.lastPathPart
             }
             meter.clear()
             var results = found.output.filter { $0 != 0 }
@@ -102,7 +102,7 @@ enum GrepCommand {
 
     /// `${passfile#$PREFIX/}`.
     private static func entryName(of file: String, prefix: String) -> String? {
-        file.hasPrefix(prefix + "/") ? String(file.dropFirst(prefix.count + 1)) : file
+        file.isPath(inside: prefix) ? String(file.droppingPathPrefix(prefix)) : file
     }
 }
 
@@ -122,7 +122,7 @@ struct FindWalker {
             return
         }
         if root.hasSuffix("/.git") { return }
-        let base = root.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? root
+        let base = root.withoutTrailingSlashes.lastPathPart
         if base.lowercased().hasSuffix(".gpg") { visit(root) }
         guard info.st_mode & S_IFMT == S_IFDIR else { return }
         try? FileTree.walk(root, followLinks: true) { path, item in

@@ -36,7 +36,7 @@ enum InsertCommand {
             throw invocation.usage("[--echo,-e | --multiline,-m] [--force,-f] pass-name")
         }
         var path = parsed.operands[0]
-        if path.hasSuffix("/") { path.removeLast() }
+        if path.endsWithSlash { path = path.withoutLastSlash }
         try invocation.checkSneakyPaths(path)
         let store = invocation.store
 
@@ -68,7 +68,7 @@ enum InsertCommand {
         throws
     {
         var name = rawName
-        if name.hasSuffix("/") { name.removeLast() }
+        if name.endsWithSlash { name = name.withoutLastSlash }
         try invocation.checkSneakyPaths(name)
         let store = invocation.store
         guard store.contains(name) else { throw Exit.die("Error: \(name) is not in the password store.") }

@@ -81,7 +81,7 @@ enum OTPCommand {
         let (parsed, failed) = invocation.parseOptions(arguments, codeOptions)
         guard !failed, parsed.operands.count == 1 else { throw invocation.usage("[--clip,-c] pass-name") }
         var path = parsed.operands[0]
-        if path.hasSuffix("/") { path.removeLast() }
+        if path.endsWithSlash { path = path.withoutLastSlash }
         try invocation.checkSneakyPaths(path)
         let store = invocation.store
         guard FileSystem.isFile(store.entryPath(path)) else { throw Exit.die("\(path): passfile not found.") }
@@ -179,7 +179,7 @@ enum OTPCommand {
         var prompt = "this token"
         if parsed.operands.count == 1 {
             path = parsed.operands[0]
-            if path.hasSuffix("/") { path.removeLast() }
+            if path.endsWithSlash { path = path.withoutLastSlash }
             prompt = path
         }
         let key = try read(parsed, prompt: prompt, invocation)
@@ -206,7 +206,7 @@ enum OTPCommand {
             )
         }
         var path = parsed.operands[0]
-        if path.hasSuffix("/") { path.removeLast() }
+        if path.endsWithSlash { path = path.withoutLastSlash }
         let store = invocation.store
         guard FileSystem.isFile(store.entryPath(path)) else { throw Exit.die("Passfile not found") }
         // pass-otp would decrypt a file outside the store here and refuse only when writing.

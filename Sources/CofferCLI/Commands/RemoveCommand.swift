@@ -24,12 +24,12 @@ enum RemoveCommand {
         let recursive = parsed.has("recursive")
 
         // Which file pass's `rm` is given: the entry, or the folder spelled with one trailing slash.
-        let folder = invocation.prefix + "/" + (path.hasSuffix("/") ? String(path.dropLast()) : path)
+        let folder = invocation.prefix + "/" + (path.withoutLastSlash)
         let entry = invocation.prefix + "/" + path + ".gpg"
         let meansFolder =
-            (FileSystem.isFile(entry) && FileSystem.isDirectory(folder) && path.hasSuffix("/"))
+            (FileSystem.isFile(entry) && FileSystem.isDirectory(folder) && path.endsWithSlash)
             || !FileSystem.isFile(entry)
-        let target = meansFolder ? (folder.hasSuffix("/") ? folder : folder + "/") : entry
+        let target = meansFolder ? (folder.endsWithSlash ? folder : folder + "/") : entry
         guard FileSystem.exists(target) else {
             throw Exit.die("Error: \(path) is not in the password store.")
         }

@@ -105,7 +105,7 @@ enum ShowCommand {
             }
         } else if store.isFolder(path) {
             standardOutput.line(
-                path.isEmpty ? "Password Store" : String(path.hasSuffix("/") ? path.dropLast() : path[...]))
+                path.isEmpty ? "Password Store" : path.withoutLastSlash)
             var listing = TreeListing(environment: invocation.environment)
             standardOutput.write(bytes: listing.render(invocation.prefix + "/" + path))
         } else if path.isEmpty {

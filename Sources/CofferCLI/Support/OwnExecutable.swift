@@ -17,8 +17,8 @@ var ownExecutable: String {
         }
     #endif
     let invoked = CommandLine.arguments.first ?? "coffer"
-    if invoked.hasPrefix("/") { return invoked }
-    if invoked.contains("/"), let resolved = realpath(invoked, nil) {
+    if invoked.startsWithSlash { return invoked }
+    if invoked.utf8.contains(0x2F), let resolved = realpath(invoked, nil) {
         defer { free(resolved) }
         return String(cString: resolved)
     }
