@@ -65,4 +65,24 @@ struct HostileNameTests {
         let alone = try installed.sandbox.engine.encryptionKeyIDs(for: [keys[2].fingerprint])
         #expect(ids == personal || ids == alone)
     }
+
+    @Test(
+        "names with a .git part are refused: no repository is made inside the store, git's config is not replaced"
+    )
+    func gitFoldersAreNoPlaceForEntries() throws {
+        let installed = try InstalledAsPass(git: true, entries: ["x/config": "[core]\n\tfsmonitor = false\n"])
+        let config = try installed.sandbox.read(installed.store + "/.git/config")
+        for arguments in [
+            ["insert", "-m", "team/.git/x"], ["insert", "-m", ".git/hooks/pre-commit"],
+            ["cp", "x/config", ".git/"],
+            ["mv", "x/config", ".git/config"], ["generate", "a/.GIT/b", "10"],
+        ] {
+            let output = try installed.run(arguments, input: "text\n")
+            #expect(output.status == 1, "\(arguments): \(output.outputText)")
+        }
+        #expect(!FileSystem.exists(installed.store + "/team/.git"))
+        #expect(!FileSystem.exists(installed.store + "/a"))
+        #expect(try installed.sandbox.read(installed.store + "/.git/config") == config)
+        #expect(try installed.uncommitted().isEmpty)
+    }
 }

@@ -451,6 +451,32 @@ struct SharedStoreTests {
             "\(synced.outputText)")
     }
 
+    @Test(
+        "accept takes only a key the folder's .gpg-id names; a repository inside the store inherits the records"
+    )
+    func acceptanceHasNoBackDoors() throws {
+        let team = try Team()
+        defer { team.stop() }
+        let eve = try Team.makeKey(team.mallory, "Eve <eve@coffer.test>")
+        try Team.give(eve, from: team.mallory, to: team.alice)
+        // Accepting a key nobody named yet would let a later push add it unseen.
+        let early = try team.run(["recipients", "accept", eve])
+        #expect(early.status == 1 && early.errorText.contains("not named"), "\(early.errorText)")
+        try team.malloryPushes("add eve") { clone in
+            try "\(team.aliceKey)\n\(eve)\n".write(toFile: clone + "/.gpg-id")
+        }
+        try team.check(["sync"])
+        #expect(try team.run(["insert", "-m", "web/x"], input: "x\n").status == 1)
+
+        // shared/ becomes a repository of its own (cloned there by hand, say) and its .gpg-id names Eve:
+        // the new repository starts from what Alice accepted for shared/, not from its .gpg-id.
+        try "\(team.aliceKey)\n\(team.malloryKey)\n\(eve)\n".write(toFile: team.store + "/shared/.gpg-id")
+        try team.alice.tool(["git", "-C", team.store + "/shared", "init", "-q"]).succeeded("git init")
+        let refused = try team.run(["insert", "-m", "shared/nested"], input: "nested\n")
+        #expect(refused.status == 1 && refused.errorText.contains(eve), "\(refused.errorText)")
+        #expect(!FileSystem.exists(team.store + "/shared/nested.gpg"))
+    }
+
     @Test("names, user ids and subjects from the repository are quoted: no escape reaches the terminal")
     func repositoryTextIsQuoted() throws {
         let team = try Team()

@@ -45,6 +45,11 @@ package enum EntryName {
     /// longer than the 255 bytes a file name may have.
     package static func validateNew(_ name: String) throws {
         try validate(name)
+        // git's own folder is no place for entries: a folder `.git` inside the store makes a repository
+        // of its own there, and files written into the store's `.git` are git's configuration.
+        if name.pathParts.contains(where: { $0.lowercased() == ".git" }) {
+            throw CofferError(.invalidName, "entry names cannot have a part named .git (git's own folder)")
+        }
         if name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) {
             throw CofferError(
                 .invalidName, "entry names cannot contain a control character (newline, tab, ...)")

@@ -68,6 +68,19 @@ extension PasswordStore {
         if let accepted = try AcceptedRecipients.read(file) {
             return Acceptance(repository: repository, file: file, accepted: accepted)
         }
+        // A repository inside another (a folder cloned on its own) starts from what the user accepted
+        // for its folders in the one around it, not from its `.gpg-id` files as they are now.
+        if repository.directory != root, let outer = try acceptance(at: repository.directory) {
+            let top = repository.directory.droppingPathPrefix(root)
+            var inherited = AcceptedRecipients()
+            if let record = outer.accepted.record(forFolder: top) { inherited.set(record.keys, forFolder: top) }
+            for (folder, keys) in outer.accepted.records where folder.isPath(inside: top) {
+                inherited.set(keys, forFolder: folder)
+            }
+            let acceptance = Acceptance(repository: repository, file: file, accepted: inherited)
+            try acceptance.save()
+            return acceptance
+        }
         let (accepted, named) = try firstAcceptance(in: repository)
         let acceptance = Acceptance(repository: repository, file: file, accepted: accepted)
         try acceptance.save()
@@ -545,6 +558,17 @@ extension PasswordStore {
         }
         if let problem = key.encryptionProblem(now: Int(time(nil))) {
             throw CofferError(.invalidArgument, "cannot encrypt to \(wanted): \(problem.reason)")
+        }
+        // Only a key the folder's recipients name: an acceptance waiting for a key nobody named yet
+        // would let a later push add it unseen.
+        let named = try resolve(recipients(forFolder: name).ids).contains { line in
+            line.keys.contains { $0.fingerprint == wanted }
+        }
+        guard named else {
+            throw CofferError(
+                .invalidArgument,
+                "\(Self.describe(key)) is not named by the .gpg-id of "
+                    + (name.isEmpty ? "the store" : Quoting.quoted(name)) + "; there is nothing to accept")
         }
         return (acceptance, key, acceptanceFolder(for: name, acceptance: acceptance))
     }
