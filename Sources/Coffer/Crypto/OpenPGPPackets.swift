@@ -54,6 +54,28 @@ package enum OpenPGPPackets {
         return ids
     }
 
+    /// What identifies the value a message holds whoever it is encrypted to: a hash of its encrypted
+    /// data packet (SEIPD, tag 18, or the old SED, tag 9), which no one can change without the key and
+    /// which stays the same when the session key packets before it are reordered, dropped or added.
+    /// `nil` when the bytes hold no such packet.
+    package static func payloadID(_ message: [UInt8]) -> String? {
+        if message.starts(with: Array("-----BEGIN PGP MESSAGE-----".utf8)) {
+            return dearmored(message).flatMap(payloadID)
+        }
+        return message.withUnsafeBytes { packets -> String? in
+            var offset = 0
+            while offset < packets.count, let packet = PacketReader.packet(in: packets, at: offset) {
+                if packet.tag == 18 || packet.tag == 9 {
+                    var body: [UInt8] = [UInt8(packet.tag)]
+                    for range in packet.body { body += packets[range] }
+                    return Hex.upper(Gcrypt.sha1(body)).lowercased()
+                }
+                offset = packet.end
+            }
+            return nil
+        }
+    }
+
     /// Whether the bytes (armored or binary) are public keys only: packets that all read whole, none
     /// of them a secret key or subkey (tags 5 and 7), so that importing them adds no secret key to the
     /// keyring.

@@ -363,9 +363,9 @@ extension PasswordStore {
         if let acceptance = policy.acceptance {
             let folder = Self.folder(of: name)
             try CiphertextOrigins.append(
-                [.carried(blob: Self.blobID(of: ciphertext), from: Self.blobID(of: ours), folder: folder)],
+                [.carried(blob: Self.ciphertextID(of: ciphertext), from: Self.ciphertextID(of: ours), folder: folder)],
                 to: acceptance.originsFile)
-            policy.carry(ciphertext, from: Self.blobID(of: ours), inFolder: folder)
+            policy.carry(ciphertext, from: Self.ciphertextID(of: ours), inFolder: folder)
         }
         return ciphertext
     }

@@ -2,50 +2,91 @@
 /// files and kept keys changed, which signed `.gpg-id` files the user's trusted signers vouch for, and
 /// what the report says of it.
 extension PasswordStore {
-    /// For every entry ciphertext in the trees of `base` (the remote's side) and `head` (this clone's)
-    /// and in the commits between their merge base and `head`, the folders it was written in: an entry
-    /// someone moved or copied into another folder keeps the folder it came from.
+    /// For every ciphertext (by ``ciphertextID(of:)``) in the trees of `base` (the remote's side),
+    /// `head` (this clone's) and their merge base, and in every commit on either side since the merge
+    /// base, the folders it was written in: an entry someone moved, copied or re-wrapped into another
+    /// folder, in one commit or over several, keeps the folder it came from. Every file counts, whatever
+    /// its name (an entry renamed to `db.bak` on the way is still the same ciphertext).
     func blobOrigins(_ repository: GitRepository, from base: String, to head: String) throws -> BlobOrigins {
-        var origins: BlobOrigins = [:]
-        func add(_ blob: Substring, _ path: Substring) {
-            guard path.hasSuffix(".gpg") else { return }
-            let name = repository.directory == root ? String(path) : relativeName(repository, path)
-            origins[String(blob), default: []].insert(Self.folder(of: String(name.dropLast(4))))
-        }
+        var seen: [(blob: String, path: String)] = []
         let fork = try repository.runUnchecked(["merge-base", base, head])
         var trees = [base, head]
         if fork.status == 0 { trees.append(fork.outputText) }
-        for tree in trees {
-            let listing = try repository.run(["ls-tree", "-r", "-z", tree]).standardOutput
-            for record in listing.split(separator: 0) {
-                // `MODE TYPE OBJECT<TAB>PATH`
-                guard let tab = record.firstIndex(of: 9) else { continue }
-                let fields = record[..<tab].split(separator: 32)
-                guard fields.count == 3, fields[1].elementsEqual("blob".utf8) else { continue }
-                add(
-                    Substring(decoding: fields[2], as: UTF8.self),
-                    Substring(decoding: record[(tab + 1)...], as: UTF8.self))
+        for tree in trees { seen += try treeBlobs(repository, tree) }
+        // Each commit of either side since the fork: what it wrote, and where.
+        let ranges = fork.status == 0 ? ["\(fork.outputText)..\(head)", "\(fork.outputText)..\(base)"] : [head, base]
+        for range in ranges {
+            for commit in try repository.run(["rev-list", range]).outputText.split(separator: "\n") {
+                let changes = try repository.run([
+                    "diff-tree", "-r", "-z", "--no-commit-id", "--no-renames", "--root", String(commit),
+                ]).standardOutput.split(separator: 0, omittingEmptySubsequences: false)
+                var index = 0
+                while index + 1 < changes.count {
+                    // `:OLDMODE NEWMODE OLD NEW STATUS`, then the path.
+                    let fields = changes[index].split(separator: 32)
+                    if fields.count == 5 {
+                        seen.append(
+                            (
+                                String(decoding: fields[3], as: UTF8.self),
+                                String(decoding: changes[index + 1], as: UTF8.self)
+                            ))
+                    }
+                    index += 2
+                }
             }
         }
-        // Each of this clone's own commits since the fork: what it wrote, and where.
-        let range = fork.status == 0 ? "\(fork.outputText)..\(head)" : head
-        for commit in try repository.run(["rev-list", range]).outputText.split(separator: "\n") {
-            let changes = try repository.run([
-                "diff-tree", "-r", "-z", "--no-commit-id", "--no-renames", "--root", String(commit),
-            ]).standardOutput.split(separator: 0, omittingEmptySubsequences: false)
-            var index = 0
-            while index + 1 < changes.count {
-                // `:OLDMODE NEWMODE OLD NEW STATUS`, then the path.
-                let fields = changes[index].split(separator: 32)
-                if fields.count == 5 {
-                    add(
-                        Substring(decoding: fields[3], as: UTF8.self),
-                        Substring(decoding: changes[index + 1], as: UTF8.self))
-                }
-                index += 2
-            }
+        let payloads = try ciphertextIDs(repository, blobs: Set(seen.map(\.blob)))
+        var origins: BlobOrigins = [:]
+        for (blob, path) in seen {
+            guard let id = payloads[blob] else { continue }
+            origins[id, default: []].insert(Self.folder(of: relativeName(repository, Substring(path))))
         }
         return origins
+    }
+
+    /// The blobs of a tree, with their paths (relative to the top of the work tree).
+    private func treeBlobs(_ repository: GitRepository, _ tree: String) throws -> [(blob: String, path: String)] {
+        let listing = try repository.run(["ls-tree", "-r", "-z", tree]).standardOutput
+        return listing.split(separator: 0).compactMap { record in
+            // `MODE TYPE OBJECT<TAB>PATH`
+            guard let tab = record.firstIndex(of: 9) else { return nil }
+            let fields = record[..<tab].split(separator: 32)
+            guard fields.count == 3, fields[1].elementsEqual("blob".utf8) else { return nil }
+            return (String(decoding: fields[2], as: UTF8.self), String(decoding: record[(tab + 1)...], as: UTF8.self))
+        }
+    }
+
+    /// The ciphertext ids of git blobs: read once with `git cat-file --batch` and kept, as they never
+    /// change, in `<git folder>/coffer-payloads`.
+    func ciphertextIDs(_ repository: GitRepository, blobs: Set<String>) throws -> [String: String] {
+        guard let gitDirectory = repository.gitDirectory() else { return [:] }
+        let file = gitDirectory + "/coffer-payloads"
+        var known: [String: String] = [:]
+        if let bytes = try? FileSystem.readFile(file) {
+            for line in bytes.split(separator: 10) {
+                let fields = line.split(separator: 32).map { String(decoding: $0, as: UTF8.self) }
+                if fields.count == 2 { known[fields[0]] = fields[1] }
+            }
+        }
+        let missing = blobs.filter { known[$0] == nil }.sorted()
+        guard !missing.isEmpty else { return known }
+        let output = try repository.run(
+            ["cat-file", "--batch"], input: Array(missing.map { $0 + "\n" }.joined().utf8)
+        ).standardOutput
+        var added = ""
+        var offset = 0
+        // `OBJECT blob SIZE\nCONTENTS\n`, or `OBJECT missing\n`.
+        while offset < output.count, let end = output[offset...].firstIndex(of: 10) {
+            let header = output[offset..<end].split(separator: 32).map { String(decoding: $0, as: UTF8.self) }
+            offset = end + 1
+            guard header.count == 3, let size = Int(header[2]), offset + size <= output.count else { continue }
+            let id = Self.ciphertextID(of: Array(output[offset..<(offset + size)]))
+            known[header[0]] = id
+            added += header[0] + " " + id + "\n"
+            offset += size + 1
+        }
+        try CiphertextOrigins.appendText(added, to: file)
+        return known
     }
 
     /// The folder of a `.gpg-id` named relative to the store root (`team/.gpg-id`: `team`).
@@ -55,21 +96,18 @@ extension PasswordStore {
 
     /// After a sync: the origins log keeps, for every ciphertext in HEAD's tree, the folders it is known
     /// to come from, with those this sync found (an entry someone moved in from a narrower folder), and
-    /// forgets ciphertexts no longer in the tree.
+    /// forgets ciphertexts no longer anywhere in the tree.
     func keepOrigins(_ repository: GitRepository, scanned: BlobOrigins, acceptance: Acceptance) throws {
         var origins = CiphertextOrigins.read(acceptance.originsFile)
+        let blobs = try treeBlobs(repository, "HEAD")
+        let payloads = try ciphertextIDs(repository, blobs: Set(blobs.map(\.blob)))
         var present = Set<String>()
-        let listing = try repository.run(["ls-tree", "-r", "-z", "HEAD"]).standardOutput
-        for record in listing.split(separator: 0) {
-            guard let tab = record.firstIndex(of: 9) else { continue }
-            let fields = record[..<tab].split(separator: 32)
-            let path = String(decoding: record[(tab + 1)...], as: UTF8.self)
-            guard fields.count == 3, path.hasSuffix(".gpg") else { continue }
-            let blob = String(decoding: fields[2], as: UTF8.self)
-            present.insert(blob)
-            let folder = Self.folder(of: String(relativeName(repository, Substring(path)).dropLast(4)))
-            if let found = scanned[blob], found.contains(where: { $0 != folder }) {
-                origins[blob, default: []].formUnion(found)
+        for (blob, path) in blobs {
+            guard let id = payloads[blob] else { continue }
+            present.insert(id)
+            let folder = Self.folder(of: relativeName(repository, Substring(path)))
+            if let found = scanned[id], found.contains(where: { $0 != folder }) {
+                origins[id, default: []].formUnion(found)
             }
         }
         try CiphertextOrigins.rewrite(origins, keeping: present, to: acceptance.originsFile)

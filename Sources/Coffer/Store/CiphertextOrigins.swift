@@ -55,9 +55,12 @@ package enum CiphertextOrigins {
 
     /// Adds `records` to the log in `file` in one write.
     package static func append(_ records: [Record], to file: String) throws {
-        guard !records.isEmpty else { return }
-        var text = ""
-        for record in records { text += line(record) }
+        try appendText(records.map(line).joined(), to: file)
+    }
+
+    /// Adds `text` to the end of `file` (made private to the user) in one write.
+    package static func appendText(_ text: String, to file: String) throws {
+        guard !text.isEmpty else { return }
         let descriptor = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw FileSystem.error("cannot open", file) }
         defer { close(descriptor) }

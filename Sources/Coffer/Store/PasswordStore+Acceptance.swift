@@ -52,7 +52,7 @@ extension PasswordStore {
         /// Notes in the origins log that the user wrote `ciphertext` in `folder`.
         package func recordWritten(_ ciphertext: [UInt8], inFolder folder: String) throws {
             try CiphertextOrigins.append(
-                [.written(blob: PasswordStore.blobID(of: ciphertext), folder: folder)], to: originsFile)
+                [.written(blob: PasswordStore.ciphertextID(of: ciphertext), folder: folder)], to: originsFile)
         }
     }
 
@@ -140,7 +140,7 @@ extension PasswordStore {
         guard let gitDirectory = git(for: path)?.gitDirectory() else { return }
         let name = String(path.droppingPathPrefix(root).dropLast(4))
         try CiphertextOrigins.append(
-            [.written(blob: Self.blobID(of: ciphertext), folder: Self.folder(of: name))],
+            [.written(blob: Self.ciphertextID(of: ciphertext), folder: Self.folder(of: name))],
             to: gitDirectory + "/coffer-origins")
     }
 
@@ -332,6 +332,9 @@ extension PasswordStore {
         private(set) var origins: BlobOrigins
         private var resolved: [[String]: [ResolvedRecipient]] = [:]
         private var own: Set<String>?
+        /// The keys the change being applied gives a folder's recipients (a `recipients add`, an
+        /// accepted key, a `.gpg-id` that a sync brought or replays); nothing by default.
+        var gained: (String) throws -> Set<String> = { _ in [] }
 
         /// A policy for the store's entries under `acceptance` (see ``PasswordStore/acceptance(at:)``).
         package init(store: PasswordStore, acceptance: Acceptance?, origins: BlobOrigins = [:]) {
@@ -344,14 +347,33 @@ extension PasswordStore {
 
         /// The folders other than `folder` where `ciphertext` is known to have been written.
         package func otherOrigins(of ciphertext: [UInt8], besides folder: String) -> Set<String> {
-            (origins[PasswordStore.blobID(of: ciphertext)] ?? []).subtracting([folder])
+            (origins[PasswordStore.ciphertextID(of: ciphertext)] ?? []).subtracting([folder])
         }
 
         /// Takes in what a re-encryption made: `ciphertext` comes from where `source` came from, and from
         /// `folder`.
         package mutating func carry(_ ciphertext: [UInt8], from source: String, inFolder folder: String) {
-            origins[PasswordStore.blobID(of: ciphertext), default: []].formUnion(
+            origins[PasswordStore.ciphertextID(of: ciphertext), default: []].formUnion(
                 (origins[source] ?? []).union([folder]))
+        }
+
+        /// Whether the entry's ciphertext does not look written for `folder`: some key the folder
+        /// names, that the user accepted there before the change being applied, cannot read it. A
+        /// ciphertext copied, moved or re-wrapped in from another folder, whatever its history, is
+        /// such an entry, and nothing that re-encrypts it without being asked for it widens it.
+        package mutating func isForeign(_ ciphertext: [UInt8], inFolder folder: String, wanted: Recipients)
+            throws -> Bool
+        {
+            guard let acceptance, let current = try store.readers(of: ciphertext) else { return false }
+            let lines = try resolved[wanted.ids] ?? store.resolve(wanted.ids)
+            resolved[wanted.ids] = lines
+            let own = try self.own ?? store.ownKeys()
+            self.own = own
+            let target = Set(lines.filter { !$0.isAmbiguous }.flatMap { $0.keys.map(\.fingerprint) })
+            let core = acceptance.accepted.keys(forFolder: folder).intersection(target).subtracting(
+                try gained(folder)
+            ).subtracting(own)
+            return !core.isSubset(of: current)
         }
 
         /// The recipients for the entry whose ciphertext is `ciphertext`, in `folder`, whose `.gpg-id`
@@ -368,9 +390,11 @@ extension PasswordStore {
             self.own = own
             let current = try store.readers(of: ciphertext) ?? []
             var accepted = acceptance.accepted.keys(forFolder: folder)
-            for origin in origins[PasswordStore.blobID(of: ciphertext)] ?? [] {
+            for origin in origins[PasswordStore.ciphertextID(of: ciphertext)] ?? [] {
                 accepted.formIntersection(acceptance.accepted.keys(forFolder: origin))
             }
+            // What was not written for this folder gains no reader here.
+            if try isForeign(ciphertext, inFolder: folder, wanted: wanted) { accepted = [] }
             let allowed = current.union(accepted).union(own)
             let target = Set(lines.filter { !$0.isAmbiguous }.flatMap { $0.keys.map(\.fingerprint) })
             let ambiguous = lines.filter(\.isAmbiguous).flatMap { $0.keys.map(\.fingerprint) }
@@ -382,6 +406,13 @@ extension PasswordStore {
             return AutomaticRecipients(
                 ids: kept.isEmpty ? nil : kept.sorted(), allowed: allowed, withheld: withheld.sorted())
         }
+    }
+
+    /// What the origins log knows a ciphertext by: its payload (``OpenPGPPackets/payloadID(_:)``), so that
+    /// reordering or dropping its key packets does not make it another; the git blob id of what is no
+    /// message.
+    package static func ciphertextID(of bytes: [UInt8]) -> String {
+        OpenPGPPackets.payloadID(bytes) ?? "blob-" + blobID(of: bytes)
     }
 
     /// git's id of a blob holding `bytes` (`git hash-object`).
@@ -499,6 +530,7 @@ extension PasswordStore {
                     return acceptance.accepted.record(forFolder: Self.folder(of: name))?.folder == folder
                 }
                 var policy = AutomaticPolicy(store: self, acceptance: acceptance)
+                policy.gained = { _ in [key.fingerprint] }
                 let planned = try automaticReencryptions(of: files, policy: &policy)
                 var plan = ReencryptionPlan(jobs: planned.jobs)
                 try encryptAgain(planned.jobs, acceptance: acceptance) { _, ciphertext in

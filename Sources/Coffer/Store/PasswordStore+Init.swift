@@ -48,14 +48,17 @@ extension PasswordStore {
             let acceptance = try acceptance(at: gpgID)
             let plan: ReencryptionPlan
             var signers: [String] = []
+            var gained = Set<String>()
             do {
                 if var accepted = acceptance {
+                    let before = accepted.accepted.keys(forFolder: subfolder)
                     if removing {
                         accepted.accepted.remove(folder: subfolder)
                     } else {
                         let keys = try resolve(recipients).filter { !$0.isAmbiguous }.flatMap(\.keys)
                         accepted.accepted.set(Set(keys.map(\.fingerprint)), forFolder: subfolder)
                     }
+                    gained = accepted.accepted.keys(forFolder: subfolder).subtracting(before)
                     try accepted.save()
                 }
                 if removing {
@@ -65,7 +68,8 @@ extension PasswordStore {
                     try FileSystem.atomicWrite(gpgID, bytes: Array(text.utf8), mode: configuration.fileMode)
                     if !configuration.signingKeys.isEmpty { signers = try signRecipientsFile(gpgID) }
                 }
-                plan = try planReencryption(at: FileSystem.isDirectory(folder) ? folder : nil, asked: folder)
+                plan = try planReencryption(
+                    at: FileSystem.isDirectory(folder) ? folder : nil, asked: folder, gained: gained)
             } catch {
                 for (file, bytes) in [(gpgID, previous), (gpgID + ".sig", previousSignature)] {
                     if let bytes {
@@ -154,12 +158,22 @@ extension PasswordStore {
     /// and those left narrower than their `.gpg-id` wants are listed in the plan.
     /// With `skipping`, a file that cannot be decrypted is recorded in the plan's `skipped` instead of
     /// stopping the planning.
-    func planReencryption(at path: String?, skipping: Bool = false, asked: String? = nil) throws
-        -> ReencryptionPlan
-    {
+    ///
+    /// `gained` are the keys the user's change gives the asked folder: entries there that every other
+    /// key it names and the user accepted can read may gain them; one that some such key cannot read
+    /// was not written for the folder and gains nothing.
+    func planReencryption(
+        at path: String?, skipping: Bool = false, asked: String? = nil, gained: Set<String> = []
+    ) throws -> ReencryptionPlan {
         guard let path else { return ReencryptionPlan() }
         let acceptance = try acceptance(at: path)
         var policy = AutomaticPolicy(store: self, acceptance: acceptance)
+        if let asked {
+            let askedFolder = folderName(ofPath: EntryName.trimmed(asked))
+            policy.gained = { folder in
+                folder == askedFolder || folder.isPath(inside: askedFolder) || askedFolder.isEmpty ? gained : []
+            }
+        }
         var wantedByRecipients: [[String]: Set<String>] = [:]
         var plan = ReencryptionPlan()
         let files = try Self.entryFiles(at: path)
@@ -178,7 +192,8 @@ extension PasswordStore {
             // hand to this folder's recipients by changing them.
             guard let askedFolder, let governing = recipients.file.map(Self.folder(ofGPGID:)),
                 !governing.isPath(inside: askedFolder),
-                policy.otherOrigins(of: ciphertext, besides: Self.folder(of: relative)).isEmpty
+                policy.otherOrigins(of: ciphertext, besides: Self.folder(of: relative)).isEmpty,
+                try !policy.isForeign(ciphertext, inFolder: Self.folder(of: relative), wanted: recipients)
             else {
                 let automatic = try automaticReencryptions(of: [file], policy: &policy)
                 plan.jobs += automatic.jobs
@@ -208,6 +223,11 @@ extension PasswordStore {
         }
         plan.skipped = skipped
         return plan
+    }
+
+    /// A folder of the store by its path (`<root>/team`: `team`; the root: `""`).
+    func folderName(ofPath path: String) -> String {
+        path == root ? "" : path.isPath(inside: root) ? path.droppingPathPrefix(root) : path
     }
 
     /// The folder a `.gpg-id` file (as ``gpgIDFile(forFolder:)`` spells it) is in, without pass's `/.`.
@@ -271,7 +291,7 @@ extension PasswordStore {
         var origins: [CiphertextOrigins.Record] = []
         try Parallel.forEach(jobs) { job in
             let ciphertext = try FileSystem.readFile(job.file)
-            return (Self.blobID(of: ciphertext), try engine.decrypt(ciphertext))
+            return (Self.ciphertextID(of: ciphertext), try engine.decrypt(ciphertext))
         } consume: { index, result in
             let job = jobs[index]
             if let failed, case .failure(let error) = result {
@@ -285,7 +305,7 @@ extension PasswordStore {
             let ciphertext = try encryptor.encrypt(plaintext)
             let folder = Self.folder(of: String(job.destination.droppingPathPrefix(root)))
             try checkAccepted(ciphertext, forFolder: folder, acceptance: acceptance, allowed: job.allowed)
-            let blob = Self.blobID(of: ciphertext)
+            let blob = Self.ciphertextID(of: ciphertext)
             // What nobody asked for keeps where it came from; what the user asked for is theirs, here.
             origins.append(
                 job.allowed == nil

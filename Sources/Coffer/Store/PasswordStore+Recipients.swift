@@ -189,7 +189,7 @@ extension PasswordStore {
                     forFolder: name)
             }
             try replaceRecipients(
-                text, in: folder, acceptance: acceptance, publicKeys: publicKeys,
+                text, in: folder, acceptance: acceptance, gained: addedFingerprints, publicKeys: publicKeys,
                 droppedKeys: dropped.sorted(),
                 message: (added.isEmpty
                     ? "Remove recipient " : removed.isEmpty ? "Add recipient " : "Change recipients: ")
@@ -295,7 +295,7 @@ extension PasswordStore {
     /// and commits everything once; when any step fails, the commit included, every file is put back as
     /// it was (a failed commit leaves nothing staged).
     private func replaceRecipients(
-        _ lines: [String], in folder: String, acceptance: Acceptance?,
+        _ lines: [String], in folder: String, acceptance: Acceptance?, gained: Set<String>,
         publicKeys: [(file: String, bytes: [UInt8])], droppedKeys: [String],
         message: String, onEvent: (StoreEvent) -> Void
     ) throws {
@@ -325,7 +325,7 @@ extension PasswordStore {
                 unlink(file)
                 written.append(file)
             }
-            let plan = try planReencryption(at: folder, asked: folder)
+            let plan = try planReencryption(at: folder, asked: folder, gained: gained)
             // The ciphertexts being replaced, to put back if the rest fails (they are not secret).
             for job in plan.jobs {
                 originals.append((job.destination, try FileSystem.readFile(job.destination)))
