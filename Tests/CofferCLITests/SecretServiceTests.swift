@@ -916,4 +916,60 @@ struct SecretServiceTests {
         #expect(!leaked, "the collection label is in clear")
         #expect(try bus.installed.uncommitted().isEmpty)
     }
+
+    @Test(
+        "A collection folder, or secret-service/ itself, that is a link out of the store: calls fail, nothing is written there"
+    )
+    func linkedOutOfTheStore() throws {
+        let bus = try SecretServiceSandbox()
+        let outside = bus.installed.sandbox.directory + "/outside"
+        mkdir(outside, 0o700)
+        let result = try bus.check(
+            #"""
+            outside='\#(outside)'
+            errors="$outside.errors"
+            start_provider
+            printf %s 'first-Sekret' | secret-tool store --label='First' service out-1 || exit 1
+            # Another clone made the login collection a link to a copy of it outside the store.
+            store="$PASSWORD_STORE_DIR/secret-service"
+            mkdir "$outside/login"
+            cp -a "$store/login/." "$outside/login/"
+            rm -r "$store/login"
+            ln -s "$outside/login" "$store/login"
+            sleep 1
+            printf %s 'second-Sekret' | secret-tool store --label='Second' service out-2 2>>"$errors"
+            echo "new=$?"
+            printf %s 'changed-Sekret' | secret-tool store --label='First' service out-1 2>>"$errors"
+            echo "replace=$?"
+            secret-tool clear service out-1 2>>"$errors"
+            echo "clear=$?"
+            # And then secret-service/ itself.
+            rm "$store/login"
+            mv "$store" "$outside/all"
+            ln -s "$outside/all" "$store"
+            sleep 1
+            printf %s 'third-Sekret' | secret-tool store --label='Third' service out-3 2>>"$errors"
+            echo "new=$?"
+            python3 - <<'PYTHON' 2>>"$errors"
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            try:
+                secretstorage.create_collection(bus, "Elsewhere")
+                print("collection=made")
+            except Exception as error:
+                print("collection=refused", "outside the password store" in str(error))
+            PYTHON
+            echo "refusals=$(grep -c 'outside the password store' "$errors")"
+            echo "alive=$(dbus-send --session --print-reply --dest=org.freedesktop.DBus / \
+                org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets | grep -c 'boolean true')"
+            rm -f "$errors"
+            """#)
+        #expect(
+            result.outputText
+                == "new=1\nreplace=1\nclear=1\nnew=1\ncollection=refused True\nrefusals=4\nalive=1\n",
+            "\(result.outputText)\(result.errorText)\(bus.providerText())")
+        // Outside: the copy of the one item (and the folder moved there), nothing else.
+        let listing = try bus.installed.sandbox.check(["find", outside, "-type", "f"]).outputText
+        #expect(listing.split(separator: "\n").count == 1, "\(listing)")
+    }
 }

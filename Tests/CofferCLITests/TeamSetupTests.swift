@@ -409,6 +409,61 @@ struct TeamSetupTests {
         #expect(try expiries(alice) != [""])
     }
 
+    @Test("setup --clone and setup write no key through a .public-keys that another clone made a link out")
+    func publicKeysLinkedOutOfTheStore() throws {
+        let installed = try InstalledAsPass(git: false)
+        let sandbox = installed.sandbox
+        let remote = sandbox.directory + "/remote.git"
+        try sandbox.check(["git", "init", "-q", "--bare", remote])
+        let alice = try Person(installed, "alice")
+        let bob = try Person(installed, "bob")
+        let carol = try Person(installed, "carol")
+        defer { for person in [alice, bob, carol] { person.stopAgent() } }
+        try alice.check([
+            "setup", "--name", "Alice", "--email", "alice@coffer.test", "--no-passphrase", "--remote",
+            "file://" + remote,
+        ])
+        // Another clone, with plain git, makes .public-keys a link to a folder outside and pushes it.
+        let outside = sandbox.directory + "/outside"
+        mkdir(outside, 0o777)
+        let other = sandbox.directory + "/other"
+        try sandbox.check(["git", "clone", "-q", "file://" + remote, other])
+        try sandbox.check(["git", "-C", other, "rm", "-q", "-r", ".public-keys"])
+        try #require(symlink(outside, other + "/.public-keys") == 0)
+        try sandbox.check(["git", "-C", other, "add", ".public-keys"])
+        try sandbox.check(["git", "-C", other, "commit", "-q", "-m", "Keys elsewhere."])
+        try sandbox.check(["git", "-C", other, "push", "-q", "origin", "HEAD"])
+        func expectRefused(_ output: ChildProcess.Output, _ step: String) throws {
+            #expect(output.status == 1, "\(step)")
+            #expect(
+                output.errorText.hasPrefix("Error: ")
+                    && output.errorText.contains("outside the password store")
+                    && !output.errorText.contains("\n"), "\(step): \(output.errorText)")
+            #expect(try FileSystem.contents(of: outside).isEmpty, "\(step)")
+        }
+
+        // Bob joins, and runs it again: his key is not written through the link.
+        let joining = [
+            "setup", "--clone", "file://" + remote, "--name", "Bob", "--email", "bob@coffer.test",
+            "--no-passphrase",
+        ]
+        try expectRefused(try bob.run(joining), "setup --clone")
+        try expectRefused(try bob.run(["setup", "--clone", "file://" + remote]), "setup --clone again")
+        #expect(try bob.tool(["git", "-C", bob.store, "status", "--porcelain"]).outputText.isEmpty)
+
+        // Carol's store is a plain git clone that holds nothing but such a link; setup sets it up for her
+        // and writes no key through it.
+        let links = sandbox.directory + "/links"
+        try sandbox.check(["git", "init", "-q", links])
+        try #require(symlink(outside, links + "/.public-keys") == 0)
+        try sandbox.check(["git", "-C", links, "add", ".public-keys"])
+        try sandbox.check(["git", "-C", links, "commit", "-q", "-m", "Keys elsewhere."])
+        _ = try carol.tool(["git", "clone", "-q", links, carol.store]).exitedZero("git clone")
+        try expectRefused(
+            try carol.run(["setup", "--name", "Carol", "--email", "carol@coffer.test", "--no-passphrase"]),
+            "setup")
+    }
+
     @Test(
         "recipients add and rm on 300 entries: the right ones re-encrypted, one commit, keys kept and imported"
     )

@@ -455,6 +455,7 @@ struct SyncIntegration {
 
     /// Writes a settled file into the work tree.
     private func write(_ bytes: [UInt8], to file: String, mode: String) throws {
+        try store.checkInsideStore(file)
         try FileSystem.makeDirectories(FileSystem.parent(of: file), mode: store.configuration.folderMode)
         let executable: mode_t = mode == "100755" ? 0o111 & ~store.configuration.umask : 0
         try FileSystem.atomicWrite(file, bytes: bytes, mode: store.configuration.fileMode | executable)

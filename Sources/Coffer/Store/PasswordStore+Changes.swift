@@ -95,6 +95,8 @@ extension PasswordStore {
                 if FileSystem.kind(path) == .symlink, let resolved = FileSystem.realPath(path) {
                     path = resolved
                 }
+                // What is put back on failure is put back inside the store.
+                try checkInsideStore(path)
                 var info = stat()
                 let isFile = lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
                 saved.append(
@@ -154,11 +156,12 @@ extension PasswordStore {
         onEvent(.removedFolder(spelled))
     }
 
-    /// Removes `path` and its parents while they are empty, never above the store root (`rmdir -p`).
+    /// Removes `path` and its parents while they are empty, never above the store root (`rmdir -p`), nor
+    /// a folder that a symlink on the way leads to outside the store.
     package func removeEmptyFolders(from path: String) {
         var current = path
         while current == root || current.isPath(inside: root) {
-            guard rmdir(current) == 0 else { return }
+            guard (try? checkInsideStore(current)) != nil, rmdir(current) == 0 else { return }
             current = FileSystem.parent(of: current)
         }
     }
@@ -170,8 +173,9 @@ extension PasswordStore {
     /// Each created folder is reported as coreutils spells it: a parent as `path` up to the end of that
     /// component (`/s//a` for `/s//a/b`), the last one as `path` itself, trailing slashes included.
     /// pass runs this before every write (`mkdir -p -v "$PREFIX/$(dirname -- NAME)"`), so the command line
-    /// calls it where pass does.
+    /// calls it where pass does. Nothing is made when a symlink on the way leads outside the store.
     package func makeFolders(_ path: String, onEvent: (StoreEvent) -> Void = { _ in }) throws {
+        try checkInsideStore(path)
         let bytes = Array(path.utf8)
         var prefixes: [String] = []
         var index = 0

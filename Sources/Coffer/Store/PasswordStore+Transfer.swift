@@ -82,6 +82,11 @@ extension PasswordStore {
             let base = EntryName.trimmed(oldPath).lastPathPart
             target = newPath.endsWithSlash ? newPath + base : newPath + "/" + base
         }
+        // Nothing is written or removed through a symlink that leads out of the store: not in the
+        // source's folder (a move takes the source away), nor in the target (a copy fills it, a folder
+        // receives what is moved into it; a move replaces a link to a file as a link).
+        if !copy { try checkInsideStore(FileSystem.parent(of: oldPath)) }
+        try checkInsideStore(copy || FileSystem.isDirectory(target) ? target : FileSystem.parent(of: target))
         if let refusal = Self.refusal(moving: oldPath, to: target, copy: copy) {
             // mv and cp refuse after pass has made the destination's folders.
             try makeFolders(FileSystem.parent(of: newPath), onEvent: onEvent)
@@ -325,6 +330,7 @@ extension PasswordStore {
     private func copyFolder(
         _ source: String, to target: String, undo: inout [() -> Void], onEvent: (StoreEvent) -> Void
     ) throws {
+        try checkInsideStore(target)
         guard !FileSystem.isDirectory(target) else { return }
         try FileSystem.makeDirectories(target, mode: configuration.folderMode)
         undo.append { rmdir(target) }
@@ -336,6 +342,7 @@ extension PasswordStore {
         _ source: String, to target: String, _ plan: TransferPlan, undo: inout [() -> Void],
         onEvent: (StoreEvent) -> Void
     ) throws {
+        try checkInsideStore(FileSystem.parent(of: target))
         let replaced = FileSystem.kind(target) == .missing ? nil : try FileSystem.readFile(target)
         let bytes = try plan.reencrypted[target] ?? FileSystem.readFile(source)
         try FileSystem.atomicWrite(target, bytes: bytes, mode: configuration.fileMode)

@@ -88,7 +88,11 @@ public struct PasswordStore: Sendable {
     }
 
     /// Refuses a write to `path` when an existing part of it resolves outside the store.
-    func checkInsideStore(_ path: String) throws {
+    ///
+    /// Every change to the store passes it first: a file written, replaced or removed, a folder made, a
+    /// name renamed, so that no symlink in the store (one that came with a pull, say) can lead a write
+    /// elsewhere.
+    package func checkInsideStore(_ path: String) throws {
         guard let storeRoot = FileSystem.realPath(root) else { return }
         var existing = path
         while FileSystem.kind(existing) == .missing {

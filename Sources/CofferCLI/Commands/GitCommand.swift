@@ -72,13 +72,19 @@ enum GitCommand {
                 paths: [prefix], message: "Add current contents of password store.", output: .inherit)
         }
         let attributes = prefix + "/.gitattributes"
-        let descriptor = open(attributes, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-        let line = "*.gpg diff=gpg\n"
-        if descriptor < 0 || line.withCString({ write(descriptor, $0, strlen($0)) }) != line.utf8.count {
-            standardError.line("Error: cannot write \(attributes): \(String(cString: strerror(errno)))")
+        do {
+            try invocation.store.checkInsideStore(attributes)
+            let descriptor = open(attributes, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+            let line = "*.gpg diff=gpg\n"
+            if descriptor < 0 || line.withCString({ write(descriptor, $0, strlen($0)) }) != line.utf8.count {
+                standardError.line("Error: cannot write \(attributes): \(String(cString: strerror(errno)))")
+                failed = true
+            }
+            if descriptor >= 0 { close(descriptor) }
+        } catch let error as CofferError {
+            standardError.line("Error: \(error.message)")
             failed = true
         }
-        if descriptor >= 0 { close(descriptor) }
         ignoringGitFailure {
             try repository.commit(
                 paths: [".gitattributes"], message: "Configure git repository for gpg file diff.",

@@ -34,18 +34,18 @@ enum SetupCommand {
         guard !failed, parsed.operands.isEmpty, remote == nil || cloneURL == nil else {
             throw invocation.usage(synopsis)
         }
-        var store = invocation.store
+        let store = invocation.store
         guard let keys = store.engine as? GPGMEEngine else { throw Exit.die("Error: setup needs gpg.") }
         do {
             let key = try ownKey(keys, parsed, invocation)
             standardOutput.line("Your key: \(key.fingerprint) (\(key.userIDs.first ?? "no user id"))")
             if let cloneURL {
-                try cloneStore(cloneURL, key: key, keys: keys, invocation)
+                try cloneStore(cloneURL, key: key, invocation)
                 return
             }
             if store.gpgIDFile(forFolder: "") == nil {
                 try store.initialize(recipients: [key.fingerprint]) { CoreutilsMessages.print($0) }
-                try keepPublicKey(key.fingerprint, keys, &store)
+                try store.keepPublicKey(of: key.fingerprint)
             } else {
                 let recipients = try store.recipients(ofFolder: "").map { $0.fingerprint ?? $0.id }
                 standardOutput.line(
@@ -107,29 +107,10 @@ enum SetupCommand {
         return made
     }
 
-    /// Writes the user's public key into `.public-keys` and commits it, unless it is there as the keyring
-    /// has it now (an extended expiry date or a new subkey is written again).
-    private static func keepPublicKey(
-        _ fingerprint: String, _ keys: GPGMEEngine, _ store: inout PasswordStore
-    ) throws {
-        let file = store.root + "/" + PasswordStore.publicKeysFolder + "/" + fingerprint
-        let exported = try keys.exportPublicKey(fingerprint)
-        let existing = FileSystem.isFile(file) ? try? FileSystem.readFile(file) : nil
-        guard existing != exported else { return }
-        try FileSystem.makeDirectories(FileSystem.parent(of: file), mode: store.configuration.folderMode)
-        try FileSystem.atomicWrite(file, bytes: exported, mode: store.configuration.fileMode)
-        try store.git(for: file)?.commit(
-            paths: [file],
-            message: existing == nil
-                ? "Add the public key of \(fingerprint)." : "Update the public key of \(fingerprint).")
-    }
-
     /// `--clone URL`: clones (unless the store is that clone already), offers the user's public key to
     /// the others through the remote, and says who must add the user when they are no recipient yet.
-    private static func cloneStore(_ url: String, key: KeyInfo, keys: GPGMEEngine, _ invocation: Invocation)
-        throws
-    {
-        var store = invocation.store
+    private static func cloneStore(_ url: String, key: KeyInfo, _ invocation: Invocation) throws {
+        let store = invocation.store
         if FileSystem.isDirectory(store.root + "/.git") {
             let origin = try? store.git(for: store.root + "/.git")?.run(["remote", "get-url", "origin"])
                 .outputText
@@ -145,7 +126,7 @@ enum SetupCommand {
             _ = try store.clone(from: url, mergeDriver: ownExecutable)
             standardOutput.line("Cloned \(url) into \(store.root).")
         }
-        try keepPublicKey(key.fingerprint, keys, &store)
+        try store.keepPublicKey(of: key.fingerprint)
         // Every time: the key must reach the remote, also when an earlier run could not push it.
         _ = try store.sync(mergeDriver: ownExecutable)
         let readable = try store.recipients(ofFolder: "").contains { $0.fingerprint == key.fingerprint }

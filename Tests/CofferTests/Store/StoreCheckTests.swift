@@ -18,9 +18,8 @@ extension PasswordStoreTests {
     func repairsTakeTheStoreLock() throws {
         try addGoodEntry()
         let impatient = sandbox.store(environment: ["COFFER_LOCK_TIMEOUT": "0.5"])
-        let path = try StoreLock.lockPath(for: impatient.root)
         let holder = try sandbox.run([
-            "sh", "-c", "flock -n \"$0\" sleep 4 >/dev/null 2>&1 & sleep 0.5; echo started", path,
+            "sh", "-c", "flock -n \"$0\" sleep 4 >/dev/null 2>&1 & sleep 0.5; echo started", impatient.root,
         ])
         #expect(holder.outputText == "started")
         #expect {

@@ -27,29 +27,51 @@ struct StoreLockTests {
         let count = try sandbox.check(["git", "-C", store.root, "rev-list", "--count", "HEAD"]).outputText
         #expect(count == "201")
         #expect(try sandbox.check(["git", "-C", store.root, "status", "--porcelain"]).outputText.isEmpty)
-        // Each holder removes the lock file as it lets go: none is left once the writers are done.
-        #expect(FileSystem.kind(try StoreLock.lockPath(for: store.root)) == .missing)
+        // Every holder has let go: the lock is free at once.
+        #expect(throws: Never.self) { try StoreLock.withLock(root: store.root, timeout: 0) {} }
     }
 
     @Test func aHeldLockTimesOutNamingTheHolder() throws {
         let sandbox = try GPGSandbox()
         let store = sandbox.store(environment: ["COFFER_LOCK_TIMEOUT": "0.5"])
-        let path = try StoreLock.lockPath(for: store.root)
-        // Another process holds the lock for a while.
-        let holder = try sandbox.run(
-            [
-                "sh", "-c",
-                "flock -n \"$0\" sh -c 'echo $$ > \"$0\"; sleep 3' \"$0\" >/dev/null 2>&1 & sleep 0.5; echo started",
-                path,
-            ])
-        #expect(holder.outputText == "started")
+        try store.initialize(recipients: [sandbox.keys[0].email])
+        // Another process holds the lock for a while: an flock on the store's folder.
+        let holder = try sandbox.run([
+            "sh", "-c", "flock -n \"$0\" sleep 3 >/dev/null 2>&1 & echo $!; sleep 0.5", store.root,
+        ])
+        let pid = holder.outputText
         #expect {
             try store.write("x", SecureBytes(string: "x"))
         } throws: { error in
             (error as? CofferError)?.code == .locked
-                && (error as? CofferError)?.message.contains("locked by process") == true
+                && (error as? CofferError)?.message
+                    == "the password store is locked by process \(pid); try again later"
         }
-        unlink(path)
+    }
+
+    @Test("a store not made yet is locked through the folder above it, which its maker holds")
+    func aStoreBeingMadeIsLockedThroughItsParent() throws {
+        let sandbox = try GPGSandbox()
+        let parent = sandbox.directory + "/stores"
+        mkdir(parent, 0o700)
+        let store = sandbox.store(root: parent + "/new", environment: ["COFFER_LOCK_TIMEOUT": "0.5"])
+        // Another process holds the folder above the store, as a writer making the store would.
+        let holder = try sandbox.run([
+            "sh", "-c", "flock -n \"$0\" sleep 4 >/dev/null 2>&1 & echo $!; sleep 0.5", parent,
+        ])
+        func isLockedByHolder(_ error: any Error) -> Bool {
+            (error as? CofferError)?.message.contains("locked by process \(holder.outputText);") == true
+        }
+        // A writer that would make the store waits for it, and so does one that finds the store made.
+        #expect(
+            performing: { try store.initialize(recipients: [sandbox.keys[0].email]) },
+            throws: isLockedByHolder)
+        #expect(!FileSystem.exists(store.root))
+        mkdir(store.root, 0o700)
+        #expect(
+            performing: { try store.initialize(recipients: [sandbox.keys[0].email]) },
+            throws: isLockedByHolder)
+        #expect(!FileSystem.exists(store.root + "/.gpg-id"))
     }
 }
 
