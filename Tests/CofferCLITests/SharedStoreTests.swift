@@ -477,6 +477,108 @@ struct SharedStoreTests {
         #expect(!FileSystem.exists(team.store + "/shared/nested.gpg"))
     }
 
+    /// The ciphertext `bytes` with its first two packets (two session key packets) swapped: what anyone
+    /// can make without a key, and decrypts as before.
+    static func rewrapped(_ bytes: [UInt8]) -> [UInt8] {
+        func end(_ offset: Int) -> Int {
+            let tag = bytes[offset]
+            if tag & 0x40 != 0 {
+                let first = Int(bytes[offset + 1])
+                if first < 192 { return offset + 2 + first }
+                if first < 224 { return offset + 3 + ((first - 192) << 8) + Int(bytes[offset + 2]) + 192 }
+                return offset + 6 + bytes[(offset + 2)..<(offset + 6)].reduce(0) { $0 << 8 | Int($1) }
+            }
+            let size = [1, 2, 4][Int(tag & 3)]
+            return offset + 1 + size + bytes[(offset + 1)...(offset + size)].reduce(0) { $0 << 8 | Int($1) }
+        }
+        let first = end(0)
+        let second = end(first)
+        return Array(bytes[first..<second] + bytes[0..<first] + bytes[second...])
+    }
+
+    @Test(
+        "a ciphertext from a narrower folder gains no reader in a wider one, however it arrives",
+        arguments: ["rewrapped", "renamed later", "renamed twice", "upper-case .GPG", "merged in"])
+    func foreignCiphertextGainsNoReader(how: String) throws {
+        let team = try Team()
+        defer { team.stop() }
+        let carolPerson = try TeamSetupTests.Person(team.installed, "carol")
+        defer { carolPerson.stopAgent() }
+        let carol = try Team.makeKey(carolPerson, "Carol <carol@coffer.test>")
+        try Team.give(carol, from: carolPerson, to: team.alice)
+        let diary = { (clone: String) in try FileSystem.readFile(clone + "/private/diary.gpg") }
+        switch how {
+        case "rewrapped":
+            // Alice and Bob could read private/diary; give it two readers so that swapping works.
+            try team.check(["recipients", "add", "-p", "private", carol])
+            try team.check(["sync"])
+            try team.malloryPushes("add") { clone in
+                try TestFiles.write(Self.rewrapped(try diary(clone)), to: clone + "/shared/diary.gpg")
+            }
+        case "renamed later":
+            // Another clone of Alice's writes a private entry this clone never saw, and Mallory renames it
+            // in a commit of her own: this clone gets both in one sync.
+            let laptop = ["PASSWORD_STORE_DIR": team.alice.home + "/laptop"]
+            try team.check(["clone", "file://" + team.remote], environment: laptop)
+            try team.check(
+                ["insert", "-m", "-f", "private/diary"], input: "diary v1 from the laptop\n",
+                environment: laptop)
+            try team.check(["sync"], environment: laptop)
+            try team.malloryPushes("tidy") { clone in
+                try team.mallory.tool(["git", "-C", clone, "mv", "private/diary.gpg", "shared/diary.gpg"])
+                    .succeeded("mv")
+            }
+        case "renamed twice":
+            // Over two syncs, by way of a name that is no entry.
+            try team.malloryPushes("back up") { clone in
+                try team.mallory.tool(["git", "-C", clone, "mv", "private/diary.gpg", "private/diary.bak"])
+                    .succeeded("mv")
+            }
+            try team.check(["sync"])
+            try team.malloryPushes("restore") { clone in
+                try team.mallory.tool(["git", "-C", clone, "mv", "private/diary.bak", "shared/diary.gpg"])
+                    .succeeded("mv")
+            }
+        case "upper-case .GPG":
+            try team.malloryPushes("tidy") { clone in
+                try team.mallory.tool(["git", "-C", clone, "mv", "private/diary.gpg", "shared/diary.GPG"])
+                    .succeeded("mv")
+            }
+        default:
+            // Alice edits shared/wifi; Mallory makes private/diary's ciphertext the new shared/wifi.
+            try team.check(["insert", "-m", "-f", "shared/wifi"], input: "wifi v2\n")
+            try team.malloryPushes("update") { clone in
+                try TestFiles.write(try diary(clone), to: clone + "/shared/wifi.gpg")
+            }
+        }
+        _ = try team.run(["sync"])
+        // Changes to shared/'s recipients re-encrypt its entries: the diary's text gains no reader.
+        _ = try team.run(["recipients", "add", "-p", "shared", carol])
+        _ = try team.run(["sync"])
+        let harvested = try Self.everyPlaintext(team, readableBy: team.mallory)
+        #expect(!harvested.contains { $0.contains("diary v1") }, "\(how): \(harvested)")
+    }
+
+    /// Every plaintext `person` can decrypt among the `.gpg` blobs of every commit of the shared remote.
+    static func everyPlaintext(_ team: Team, readableBy person: Team.Person) throws -> [String] {
+        let remote = team.remote
+        let objects = try person.tool(["git", "--git-dir", remote, "rev-list", "--all", "--objects"])
+            .outputText
+        var found: [String] = []
+        for line in objects.split(separator: "\n") {
+            let parts = line.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[1].lowercased().hasSuffix(".gpg") else { continue }
+            let blob = try person.tool(["git", "--git-dir", remote, "cat-file", "blob", String(parts[0])])
+            let decrypted = try person.installed.sandbox.run(
+                ["gpg", "--batch", "--quiet", "--decrypt"], input: blob.standardOutput,
+                environment: person.installed.environment.merging(person.environment) { $1 })
+            if decrypted.status == 0 {
+                found.append(String(decoding: decrypted.standardOutput, as: UTF8.self))
+            }
+        }
+        return found
+    }
+
     @Test("names, user ids and subjects from the repository are quoted: no escape reaches the terminal")
     func repositoryTextIsQuoted() throws {
         let team = try Team()

@@ -108,6 +108,7 @@ extension PasswordStore {
                     upstreamCommit: mergeHead, rebase: false,
                     policy: AutomaticPolicy(
                         store: self, acceptance: try acceptance(at: root + "/.gpg-id"), origins: origins))
+                integration.policy.gained = gainedKeys(repository, local: "HEAD", remote: mergeHead)
                 try integration.finishMergeByHand()
                 report.add(integration.report)
             }
@@ -166,6 +167,7 @@ extension PasswordStore {
                         rebase: ((try? repository.run(["config", "coffer.syncmode"]))?.outputText ?? "rebase")
                             != "merge",
                         policy: AutomaticPolicy(store: self, acceptance: acceptance, origins: origins))
+                    integration.policy.gained = gainedKeys(repository, local: before, remote: remoteHead)
                     try integration.run()
                     report.add(integration.report)
                 }
@@ -184,6 +186,7 @@ extension PasswordStore {
                 let remoteHead = repository.resolve(upstream)
                 if let remoteHead {
                     var policy = AutomaticPolicy(store: self, acceptance: acceptance, origins: origins)
+                    policy.gained = gainedKeys(repository, local: before, remote: remoteHead)
                     let outgoing = try reencryptOutgoing(repository, since: remoteHead, policy: &policy)
                     report.reencrypted += outgoing.reencrypted
                     report.leftNarrow = outgoing.narrow
@@ -313,12 +316,13 @@ extension PasswordStore {
             return (bytes, bytes.isEmpty ? SecureBytes([]) : try engine.decrypt(bytes))
         }
         let ourSide = try read(ours)
-        let merged = Self.mergedText(
-            base: try read(base).text, ours: ourSide.text, theirs: try read(theirs).text)
+        let theirSide = try read(theirs)
+        let merged = Self.mergedText(base: try read(base).text, ours: ourSide.text, theirs: theirSide.text)
         var policy = AutomaticPolicy(store: self, acceptance: try acceptance(at: entryPath(name)))
         guard
             let ciphertext = try encryptMerged(
-                merged.text, name: name, ours: ourSide.ciphertext, policy: &policy)
+                merged.text, name: name, ours: ourSide.ciphertext, theirs: theirSide.ciphertext,
+                policy: &policy)
         else { throw Self.noReaderForMerge(name) }
         try FileSystem.atomicWrite(ours, bytes: ciphertext, mode: configuration.fileMode)
         return !merged.hasConflicts
@@ -349,12 +353,13 @@ extension PasswordStore {
     /// Encrypts the merge of entry `name` for its recipients as `policy` allows, taking what this
     /// clone's side (`ours`, its ciphertext) could be read by as already allowed; `nil` when no
     /// recipient may read it (the caller keeps this clone's side as it is).
-    func encryptMerged(_ text: SecureBytes, name: String, ours: [UInt8], policy: inout AutomaticPolicy)
-        throws -> [UInt8]?
-    {
+    func encryptMerged(
+        _ text: SecureBytes, name: String, ours: [UInt8], theirs: [UInt8], policy: inout AutomaticPolicy
+    ) throws -> [UInt8]? {
         let recipients = try recipients(for: name)
         try verifyRecipientsFile(recipients.file)
-        let chosen = try policy.recipients(for: ours, inFolder: Self.folder(of: name), wanted: recipients)
+        let chosen = try policy.recipients(
+            forMergeOf: [ours, theirs], inFolder: Self.folder(of: name), wanted: recipients)
         guard let ids = chosen.ids else { return nil }
         let ciphertext = try engine.encrypt(text, to: ids)
         try checkAccepted(

@@ -89,6 +89,47 @@ extension PasswordStore {
         return known
     }
 
+    /// The keys a sync gives each folder's recipients: those it names now that this clone's version
+    /// (`local`) and the remote's (`remote`) did not both name before. Only they may reach entries
+    /// that were written for the folder; see ``AutomaticPolicy/isForeign(_:inFolder:wanted:)``.
+    func gainedKeys(_ repository: GitRepository, local: String, remote: String) -> (String) throws -> Set<String> {
+        final class Known {
+            var keys: [[String]: Set<String>] = [:]
+            var lines: [String: [String]] = [:]
+        }
+        let known = Known()
+        let store = self
+        func keys(_ ids: [String]) throws -> Set<String> {
+            if let found = known.keys[ids] { return found }
+            let found = Set(try store.resolve(ids).filter { !$0.isAmbiguous }.flatMap { $0.keys.map(\.fingerprint) })
+            known.keys[ids] = found
+            return found
+        }
+        // The lines of the `.gpg-id` that rules `folder` in `revision`'s tree.
+        func lines(_ folder: String, at revision: String) throws -> [String] {
+            let key = revision + "\u{0}" + folder
+            if let found = known.lines[key] { return found }
+            var current = folder
+            var found: [String] = []
+            while true {
+                let path = current.isEmpty ? ".gpg-id" : current + "/.gpg-id"
+                if let bytes = try repository.contents(of: path, at: revision) {
+                    found = GPGIDFile.parse(bytes)
+                    break
+                }
+                if current.isEmpty { break }
+                current = Self.folder(of: current)
+            }
+            known.lines[key] = found
+            return found
+        }
+        return { folder in
+            guard let now = try? store.recipients(forFolder: folder).ids else { return [] }
+            let before = try keys(lines(folder, at: local)).intersection(try keys(lines(folder, at: remote)))
+            return try keys(now).subtracting(before)
+        }
+    }
+
     /// The folder of a `.gpg-id` named relative to the store root (`team/.gpg-id`: `team`).
     static func folder(ofGPGIDName name: String) -> String {
         name == ".gpg-id" ? "" : String(name.dropLast("/.gpg-id".count))

@@ -492,7 +492,8 @@ struct SyncIntegration {
         let ciphertext: [UInt8]?
         do {
             ciphertext = try store.encryptMerged(
-                merged.text, name: name, ours: repository.blob(local), policy: &policy)
+                merged.text, name: name, ours: repository.blob(local), theirs: repository.blob(remote),
+                policy: &policy)
         } catch {
             throw cannotMerge(
                 name + ".gpg", "it cannot be encrypted for its recipients (\(error))", advice: .importKey)

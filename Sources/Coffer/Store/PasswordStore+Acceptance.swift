@@ -381,6 +381,14 @@ extension PasswordStore {
         package mutating func recipients(
             for ciphertext: [UInt8], inFolder folder: String, wanted: Recipients
         ) throws -> AutomaticRecipients {
+            try recipients(forMergeOf: [ciphertext], inFolder: folder, wanted: wanted)
+        }
+
+        /// The recipients for what merges the entries `ciphertexts` (both sides of a merge) in
+        /// `folder`: no key that one of them may not be given, since the merge holds text of each.
+        package mutating func recipients(
+            forMergeOf ciphertexts: [[UInt8]], inFolder folder: String, wanted: Recipients
+        ) throws -> AutomaticRecipients {
             guard let acceptance else {
                 return AutomaticRecipients(ids: wanted.ids, allowed: [], withheld: [])
             }
@@ -388,14 +396,19 @@ extension PasswordStore {
             resolved[wanted.ids] = lines
             let own = try self.own ?? store.ownKeys()
             self.own = own
-            let current = try store.readers(of: ciphertext) ?? []
-            var accepted = acceptance.accepted.keys(forFolder: folder)
-            for origin in origins[PasswordStore.ciphertextID(of: ciphertext)] ?? [] {
-                accepted.formIntersection(acceptance.accepted.keys(forFolder: origin))
+            var common: Set<String>?
+            for ciphertext in ciphertexts where !ciphertext.isEmpty {
+                let current = try store.readers(of: ciphertext) ?? []
+                var accepted = acceptance.accepted.keys(forFolder: folder)
+                for origin in origins[PasswordStore.ciphertextID(of: ciphertext)] ?? [] {
+                    accepted.formIntersection(acceptance.accepted.keys(forFolder: origin))
+                }
+                // What was not written for this folder gains no reader here.
+                if try isForeign(ciphertext, inFolder: folder, wanted: wanted) { accepted = [] }
+                let side = current.union(accepted).union(own)
+                common = common.map { $0.intersection(side) } ?? side
             }
-            // What was not written for this folder gains no reader here.
-            if try isForeign(ciphertext, inFolder: folder, wanted: wanted) { accepted = [] }
-            let allowed = current.union(accepted).union(own)
+            let allowed = common ?? acceptance.accepted.keys(forFolder: folder).union(own)
             let target = Set(lines.filter { !$0.isAmbiguous }.flatMap { $0.keys.map(\.fingerprint) })
             let ambiguous = lines.filter(\.isAmbiguous).flatMap { $0.keys.map(\.fingerprint) }
             let withheld = target.subtracting(allowed).union(ambiguous.filter { !allowed.contains($0) })
