@@ -368,7 +368,11 @@ extension PasswordStore {
         if let acceptance = policy.acceptance {
             let folder = Self.folder(of: name)
             try CiphertextOrigins.append(
-                [.carried(blob: Self.ciphertextID(of: ciphertext), from: Self.ciphertextID(of: ours), folder: folder)],
+                [
+                    .carried(
+                        blob: Self.ciphertextID(of: ciphertext), from: Self.ciphertextID(of: ours),
+                        folder: folder)
+                ],
                 to: acceptance.originsFile)
             policy.carry(ciphertext, from: Self.ciphertextID(of: ours), inFolder: folder)
         }

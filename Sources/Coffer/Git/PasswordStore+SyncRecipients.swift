@@ -14,7 +14,8 @@ extension PasswordStore {
         if fork.status == 0 { trees.append(fork.outputText) }
         for tree in trees { seen += try treeBlobs(repository, tree) }
         // Each commit of either side since the fork: what it wrote, and where.
-        let ranges = fork.status == 0 ? ["\(fork.outputText)..\(head)", "\(fork.outputText)..\(base)"] : [head, base]
+        let ranges =
+            fork.status == 0 ? ["\(fork.outputText)..\(head)", "\(fork.outputText)..\(base)"] : [head, base]
         for range in ranges {
             for commit in try repository.run(["rev-list", range]).outputText.split(separator: "\n") {
                 let changes = try repository.run([
@@ -45,14 +46,19 @@ extension PasswordStore {
     }
 
     /// The blobs of a tree, with their paths (relative to the top of the work tree).
-    private func treeBlobs(_ repository: GitRepository, _ tree: String) throws -> [(blob: String, path: String)] {
+    private func treeBlobs(_ repository: GitRepository, _ tree: String) throws -> [(
+        blob: String, path: String
+    )] {
         let listing = try repository.run(["ls-tree", "-r", "-z", tree]).standardOutput
         return listing.split(separator: 0).compactMap { record in
             // `MODE TYPE OBJECT<TAB>PATH`
             guard let tab = record.firstIndex(of: 9) else { return nil }
             let fields = record[..<tab].split(separator: 32)
             guard fields.count == 3, fields[1].elementsEqual("blob".utf8) else { return nil }
-            return (String(decoding: fields[2], as: UTF8.self), String(decoding: record[(tab + 1)...], as: UTF8.self))
+            return (
+                String(decoding: fields[2], as: UTF8.self),
+                String(decoding: record[(tab + 1)...], as: UTF8.self)
+            )
         }
     }
 
@@ -79,7 +85,9 @@ extension PasswordStore {
         while offset < output.count, let end = output[offset...].firstIndex(of: 10) {
             let header = output[offset..<end].split(separator: 32).map { String(decoding: $0, as: UTF8.self) }
             offset = end + 1
-            guard header.count == 3, let size = Int(header[2]), offset + size <= output.count else { continue }
+            guard header.count == 3, let size = Int(header[2]), offset + size <= output.count else {
+                continue
+            }
             let id = Self.ciphertextID(of: Array(output[offset..<(offset + size)]))
             known[header[0]] = id
             added += header[0] + " " + id + "\n"
@@ -92,7 +100,9 @@ extension PasswordStore {
     /// The keys a sync gives each folder's recipients: those it names now that this clone's version
     /// (`local`) and the remote's (`remote`) did not both name before. Only they may reach entries
     /// that were written for the folder; see ``AutomaticPolicy/isForeign(_:inFolder:wanted:)``.
-    func gainedKeys(_ repository: GitRepository, local: String, remote: String) -> (String) throws -> Set<String> {
+    func gainedKeys(_ repository: GitRepository, local: String, remote: String) -> (String) throws -> Set<
+        String
+    > {
         final class Known {
             var keys: [[String]: Set<String>] = [:]
             var lines: [String: [String]] = [:]
@@ -101,7 +111,8 @@ extension PasswordStore {
         let store = self
         func keys(_ ids: [String]) throws -> Set<String> {
             if let found = known.keys[ids] { return found }
-            let found = Set(try store.resolve(ids).filter { !$0.isAmbiguous }.flatMap { $0.keys.map(\.fingerprint) })
+            let found = Set(
+                try store.resolve(ids).filter { !$0.isAmbiguous }.flatMap { $0.keys.map(\.fingerprint) })
             known.keys[ids] = found
             return found
         }

@@ -73,7 +73,9 @@ extension PasswordStore {
         if repository.directory != root, let outer = try acceptance(at: repository.directory) {
             let top = repository.directory.droppingPathPrefix(root)
             var inherited = AcceptedRecipients()
-            if let record = outer.accepted.record(forFolder: top) { inherited.set(record.keys, forFolder: top) }
+            if let record = outer.accepted.record(forFolder: top) {
+                inherited.set(record.keys, forFolder: top)
+            }
             for (folder, keys) in outer.accepted.records where folder.isPath(inside: top) {
                 inherited.set(keys, forFolder: folder)
             }

@@ -171,7 +171,8 @@ extension PasswordStore {
         if let asked {
             let askedFolder = folderName(ofPath: EntryName.trimmed(asked))
             policy.gained = { folder in
-                folder == askedFolder || folder.isPath(inside: askedFolder) || askedFolder.isEmpty ? gained : []
+                folder == askedFolder || folder.isPath(inside: askedFolder) || askedFolder.isEmpty
+                    ? gained : []
             }
         }
         var wantedByRecipients: [[String]: Set<String>] = [:]

@@ -120,7 +120,8 @@ extension PasswordStore {
                 let name = String(file.droppingPathPrefix(root).dropLast(4))
                 written.append(
                     .written(
-                        blob: Self.ciphertextID(of: try FileSystem.readFile(file)), folder: Self.folder(of: name)))
+                        blob: Self.ciphertextID(of: try FileSystem.readFile(file)),
+                        folder: Self.folder(of: name)))
             }
             try CiphertextOrigins.append(written, to: acceptance.originsFile)
         }
