@@ -74,14 +74,18 @@ struct Team {
     /// Mallory changes her clone with `change` (given its folder), commits everything as herself and
     /// pushes, with plain git.
     @discardableResult
-    func malloryPushes(_ message: String, _ change: (String) throws -> Void) throws -> String {
+    func malloryPushes(_ message: String, signedBy signer: String? = nil, _ change: (String) throws -> Void)
+        throws -> String
+    {
         _ = try mallory.tool(["git", "-C", malloryClone, "pull", "-q", "--rebase"])
         try change(malloryClone)
         try mallory.tool(["git", "-C", malloryClone, "add", "-A"]).succeeded("git add")
-        try mallory.tool([
-            "git", "-C", malloryClone, "-c", "user.name=Mallory", "-c", "user.email=mallory@coffer.test",
-            "commit", "-q", "-m", message,
-        ]).succeeded("git commit")
+        try mallory.tool(
+            [
+                "git", "-C", malloryClone, "-c", "user.name=Mallory", "-c", "user.email=mallory@coffer.test",
+                "commit", "-q", "-m", message,
+            ] + (signer.map { ["--gpg-sign=" + $0] } ?? [])
+        ).succeeded("git commit")
         try mallory.tool(["git", "-C", malloryClone, "push", "-q"]).succeeded("git push")
         return try mallory.tool(["git", "-C", malloryClone, "rev-parse", "--short", "HEAD"]).outputText
     }
@@ -395,8 +399,8 @@ struct SharedStoreTests {
         let lead = try Team.makeKey(team.mallory, "Lead <lead@coffer.test>")
         try Team.give(lead, from: team.mallory, to: team.alice)
         _ = try team.alice.tool(["git", "-C", team.store, "config", "coffer.trustedsigners", lead])
-        // The lead adds Bob to shared/ and signs the .gpg-id; Bob's key comes in .public-keys.
-        try team.malloryPushes("add bob") { clone in
+        // The lead adds Bob to shared/ in a commit the lead signs; Bob's key comes in .public-keys.
+        try team.malloryPushes("add bob", signedBy: lead) { clone in
             try Team.export(bob, from: bobPerson).write(toFile: clone + "/.public-keys/" + bob)
             try "\(team.aliceKey)\n\(team.malloryKey)\n\(bob)\n".write(toFile: clone + "/shared/.gpg-id")
             try team.mallory.tool([
@@ -409,9 +413,19 @@ struct SharedStoreTests {
         #expect(!synced.outputText.contains("not accepted on this clone"), "\(synced.outputText)")
         try team.check(["insert", "-m", "shared/for-bob"], input: "for bob\n")
         #expect(try team.decrypted(team.store + "/shared/for-bob.gpg", by: bobPerson) == "for bob\n")
+        // The lead's signed .gpg-id copied into private/ in Mallory's own commit is not the lead's change.
+        try team.malloryPushes("copy") { clone in
+            for name in [".gpg-id", ".gpg-id.sig"] {
+                try TestFiles.write(
+                    try FileSystem.readFile(clone + "/shared/" + name), to: clone + "/private/" + name)
+            }
+        }
+        let copied = try team.check(["sync"])
+        #expect(copied.outputText.contains("not accepted on this clone"), "\(copied.outputText)")
+        #expect(try team.run(["insert", "-m", "private/for-bob"], input: "x\n").status == 1)
         // The same change signed by Mallory's own key, whom Alice does not trust to sign, is not accepted.
         let eve = try Team.makeKey(team.mallory, "Eve <eve@coffer.test>")
-        try team.malloryPushes("add eve") { clone in
+        try team.malloryPushes("add eve", signedBy: team.malloryKey) { clone in
             try Team.export(eve, from: team.mallory).write(toFile: clone + "/.public-keys/" + eve)
             try "\(team.aliceKey)\n\(team.malloryKey)\n\(bob)\n\(eve)\n".write(
                 toFile: clone + "/shared/.gpg-id")

@@ -301,7 +301,7 @@ public struct GPGMEEngine: CryptoEngine {
             problems.append(
                 GPGError(
                     kind: problem.kind, code: problem.code,
-                    message: "cannot encrypt to recipient \"\(recipient)\": \(problem.reason)"))
+                    message: "cannot encrypt to recipient \(Quoting.inQuotes(recipient)): \(problem.reason)"))
         }
         return problems
     }
@@ -441,7 +441,7 @@ extension GPGError {
         default:
             (kind, advice) = (.other, String(cString: gpgme_strerror(gpgme_error_t(code))))
         }
-        self.init(kind: kind, code: code, message: "cannot encrypt to recipient \"\(recipient)\": \(advice)")
+        self.init(kind: kind, code: code, message: "cannot encrypt to recipient \(Quoting.inQuotes(recipient)): \(advice)")
     }
 }
 

@@ -147,11 +147,18 @@ extension GitRepository {
         try run(["config", "--local", "merge.coffer.driver", "\(quoted) git-merge-driver %O %A %B %P"])
         var attributes = try run(["rev-parse", "--git-path", "info/attributes"]).outputText
         if !attributes.startsWithSlash { attributes = directory + "/" + attributes }
-        let line = "*.gpg merge=coffer"
+        // Entries are bytes git must keep as they are, whatever a pushed `.gitattributes` says (`text`
+        // would turn CR LF into LF inside ciphertexts, a filter would replace them): this clone's own
+        // attributes, which win over the tree's, say so.
+        let lines = ["*.gpg merge=coffer -text -eol -filter -ident -working-tree-encoding", "*.GPG -text -filter"]
         let existing = FileSystem.isFile(attributes) ? try FileSystem.readFile(attributes) : []
         let text = String(decoding: existing, as: UTF8.self)
-        if text.split(separator: "\n").contains(where: { $0 == line }) { return }
-        let updated = text + (text.isEmpty || text.hasSuffix("\n") ? "" : "\n") + line + "\n"
+        var kept = text.split(separator: "\n").map(String.init).filter {
+            !$0.hasPrefix("*.gpg merge=coffer") && !lines.contains($0)
+        }
+        if text.split(separator: "\n").map(String.init).suffix(lines.count) == lines[...] { return }
+        kept += lines
+        let updated = kept.map { $0 + "\n" }.joined()
         try FileSystem.makeDirectories(FileSystem.parent(of: attributes), mode: 0o700)
         try FileSystem.atomicWrite(attributes, bytes: Array(updated.utf8), mode: 0o600)
     }

@@ -140,7 +140,8 @@ package struct GitRepository: Sendable {
         let present = paths.filter(onDisk).map(pathspec)
         var committed = present
         if !present.isEmpty {
-            let added = try runUnchecked(["add", "-A", "--"] + present)
+            // `-f`: a `.gitignore` someone pushed does not keep the change's own files out.
+            let added = try runUnchecked(["add", "-A", "-f", "--"] + present)
             if added.status != 0 {
                 // Attached, git's own complaint about the paths is shown, as pass shows it.
                 if output == .inherit { Self.forward(added) }

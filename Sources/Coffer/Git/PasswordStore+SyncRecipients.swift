@@ -200,24 +200,32 @@ extension PasswordStore {
         return signers
     }
 
-    /// Whether the `.gpg-id` at `file` carries a good signature (`FILE.sig`) by one of `signers`.
-    package func isSigned(_ file: String, by signers: Set<String>) -> Bool {
-        guard !signers.isEmpty, let bytes = try? FileSystem.readFile(file),
-            let signature = try? FileSystem.readFile(file + ".sig"),
-            let checks = try? engine.verifyDetached(signature: signature, of: bytes)
-        else { return false }
-        return checks.contains { check in
-            check.isValid && check.fingerprints.contains { signers.contains($0) }
-        }
+    /// Whether the `.gpg-id` at `file` (in `repository`'s work tree, as committed) was last changed,
+    /// among the commits `range` names (all of HEAD's history when `nil`), by a commit with a good git
+    /// signature by one of `signers`. The commit's signature covers the file's place and its history,
+    /// which a `.gpg-id.sig` does not: a signed `.gpg-id` copied into another folder, or an old one
+    /// put back, is a commit of whoever did it.
+    package func isSigned(
+        _ file: String, by signers: Set<String>, in repository: GitRepository, range: String? = nil
+    ) -> Bool {
+        let file = file.replacing("/./", with: "/")
+        guard !signers.isEmpty, (try? repository.hasChanges(file)) == false else { return false }
+        let arguments = ["log", "-1", "--format=%G?%x00%GF%x00%GP"] + (range.map { [$0] } ?? []) + [
+            "--", repository.pathspec(file),
+        ]
+        guard let output = try? repository.runUnchecked(arguments), output.status == 0 else { return false }
+        let fields = output.outputText.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
+        guard fields.count == 3, ["G", "U"].contains(fields[0]) else { return false }
+        return signers.contains(fields[1].uppercased()) || signers.contains(fields[2].uppercased())
     }
 
     /// After a sync brought the `.gpg-id` files `changed` (relative to the top of `repository`): each
     /// one signed by a key the user trusts to sign them becomes its folder's record (its keys made
     /// usable for encryption); every record under a changed file keeps only the keys its folder still
     /// names (a key someone removed must be accepted again to come back). Saves the records.
-    func settleAcceptance(_ acceptance: inout Acceptance, changed: [String], repository: GitRepository)
-        throws
-    {
+    func settleAcceptance(
+        _ acceptance: inout Acceptance, changed: [String], repository: GitRepository, since before: String
+    ) throws {
         let signers = trustedSigners(repository)
         var resolved: [[String]: [ResolvedRecipient]] = [:]
         func keys(ofFolder folder: String) throws -> (lines: [ResolvedRecipient], keys: Set<String>)? {
@@ -229,7 +237,8 @@ extension PasswordStore {
         let folders = changed.map { Self.folder(ofGPGIDName: relativeName(repository, Substring($0))) }
         for (path, folder) in zip(changed, folders) {
             let file = repository.directory + "/" + path
-            guard FileSystem.isFile(file), isSigned(file, by: signers), let named = try keys(ofFolder: folder)
+            guard FileSystem.isFile(file), isSigned(file, by: signers, in: repository, range: "\(before)..HEAD"),
+                let named = try keys(ofFolder: folder)
             else { continue }
             for line in named.lines where !line.isAmbiguous {
                 for key in line.keys { makeUsableIfItCan(key, namedBy: line.line) }

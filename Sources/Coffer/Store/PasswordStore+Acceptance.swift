@@ -117,7 +117,7 @@ extension PasswordStore {
         let signers = trustedSigners(repository)
         for folder in folders {
             guard let found = try? recipients(forFolder: folder), let file = found.file,
-                signers.isEmpty || isSigned(file, by: signers)
+                signers.isEmpty || isSigned(file, by: signers, in: repository)
             else { continue }
             let ids = found.ids
             let lines = try resolved[ids] ?? resolve(ids)

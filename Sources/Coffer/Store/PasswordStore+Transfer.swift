@@ -44,6 +44,9 @@ extension PasswordStore {
         var keyIDs: [String: [String]] = [:]
         /// Where the source's entries land.
         var landing: Set<String> = []
+        /// Where entries land that were not written for the folder they came from (they keep their
+        /// origins).
+        var foreign: Set<String> = []
     }
 
     private func transfer(
@@ -116,14 +119,16 @@ extension PasswordStore {
         // as they are made).
         if let acceptance {
             var written: [CiphertextOrigins.Record] = []
-            for file in plan.landing.sorted() where plan.reencrypted[file] == nil && FileSystem.isFile(file) {
+            for file in plan.landing.sorted()
+            where plan.reencrypted[file] == nil && !plan.foreign.contains(file) && FileSystem.isFile(file) {
                 let name = String(file.droppingPathPrefix(root).dropLast(4))
                 written.append(
                     .written(
                         blob: Self.ciphertextID(of: try FileSystem.readFile(file)),
                         folder: Self.folder(of: name)))
             }
-            try CiphertextOrigins.append(written, to: acceptance.originsFile)
+            // The log only makes origins stricter: a move it misses leaves the entries' older ones.
+            try? CiphertextOrigins.append(written, to: acceptance.originsFile)
         }
         // Like pass's final `rmdir -p` after a move.
         defer { if !copy { removeEmptyFolders(from: oldFolder) } }
@@ -195,6 +200,29 @@ extension PasswordStore {
                 try wantedByRecipients[recipients.ids] ?? engine.encryptionKeyIDs(for: recipients.ids)
             wantedByRecipients[recipients.ids] = wanted
             if OpenPGPPackets.recipientKeyIDs(ciphertext) == wanted { return }
+            // An entry moved with its folder that was not written for that folder (someone copied it
+            // in) is the user's to move, not to hand to more readers: it keeps those it has, at most.
+            if FileSystem.isDirectory(plan.source), file != place, acceptance != nil {
+                let relative = file.droppingPathPrefix(root)
+                let here = try self.recipients(forFolder: Self.folder(of: relative))
+                let folder = Self.folder(of: relative)
+                if try policy.isForeign(ciphertext, inFolder: folder, wanted: here)
+                    || !policy.otherOrigins(of: ciphertext, besides: folder).isEmpty
+                {
+                    plan.foreign.insert(place)
+                    let readers = try readers(of: ciphertext) ?? []
+                    let keys = try resolve(recipients.ids).filter { !$0.isAmbiguous }.flatMap(\.keys)
+                    let kept = Set(keys.map(\.fingerprint)).intersection(readers.union(try ownKeys()))
+                    guard !kept.isEmpty else { return }
+                    let keyIDs = try engine.encryptionKeyIDs(for: kept.sorted())
+                    if OpenPGPPackets.recipientKeyIDs(ciphertext) == keyIDs { return }
+                    jobs.append(
+                        Reencryption(
+                            file: file, destination: place, recipients: kept.sorted(), keyIDs: keyIDs.sorted(),
+                            allowed: kept))
+                    return
+                }
+            }
             jobs.append(
                 Reencryption(
                     file: file, destination: place, recipients: recipients.ids, keyIDs: wanted.sorted()))

@@ -236,6 +236,26 @@ public struct PasswordStore: Sendable {
         }
     }
 
+    /// The file entry `name` is a symlink to, spelled inside the store, when it is one; `nil` when it is
+    /// no link.
+    ///
+    /// - Throws: ``CofferError/Code/invalidName`` when the link leads to another folder: what is
+    ///   written there would be encrypted for this folder's recipients, not that one's.
+    func linkedEntryFile(_ name: String) throws -> String? {
+        let path = entryPath(name)
+        guard FileSystem.kind(path) == .symlink else { return nil }
+        let folder = FileSystem.parent(of: path)
+        guard let resolved = FileSystem.realPath(path), let realFolder = FileSystem.realPath(folder),
+            FileSystem.parent(of: resolved) == realFolder
+        else {
+            throw CofferError(
+                .invalidName,
+                "\(Quoting.quoted(name)) is a link to a file in another folder, whose recipients may differ; "
+                    + "write that entry itself", paths: [path])
+        }
+        return folder + "/" + resolved.lastPathPart
+    }
+
     /// Encrypts `contents` for the recipients of entry `name`, as the user's own write: their `.gpg-id`
     /// checked (signature, conflict markers), and the message refused unless every key it is encrypted
     /// to is one the user accepted for the folder (see ``acceptance(at:)``).
@@ -243,6 +263,7 @@ public struct PasswordStore: Sendable {
         let recipients = try recipients(for: name)
         try verifyRecipientsFile(recipients.file)
         let folder = Self.folder(of: name)
+        _ = try linkedEntryFile(name)
         let acceptance = try acceptance(at: entryPath(name))
         let ciphertext: [UInt8]
         do {
@@ -260,17 +281,17 @@ public struct PasswordStore: Sendable {
     private func writeEncrypted(_ name: String, _ ciphertext: [UInt8], commitMessage: String?) throws {
         try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
             let path = entryPath(name)
-            // Like pass's `gpg -o`, a symlinked entry is written through (`checkInsideStore` has made sure
-            // the link stays inside the store).
-            var destination = path
-            if FileSystem.kind(path) == .symlink, let resolved = FileSystem.realPath(path) {
-                destination = resolved
-            }
+            // Like pass's `gpg -o`, a symlinked entry is written through, to the file it names in the
+            // same folder (``linkedEntryFile(_:)``); both names are committed.
+            let destination = try linkedEntryFile(name) ?? path
             try FileSystem.makeDirectories(FileSystem.parent(of: destination), mode: configuration.folderMode)
             removeStrayTemporaryFiles(in: FileSystem.parent(of: destination))
             try FileSystem.atomicWrite(destination, bytes: ciphertext, mode: configuration.fileMode)
-            try recordWritten(ciphertext, at: path)
-            try commit([path], commitMessage ?? "Add given password for \(name) to store.")
+            // The log only makes origins stricter: a write it misses leaves the entry's older ones.
+            try? recordWritten(ciphertext, at: destination)
+            try commit(
+                destination == path ? [path] : [path, destination],
+                commitMessage ?? "Add given password for \(name) to store.")
 
         }
     }

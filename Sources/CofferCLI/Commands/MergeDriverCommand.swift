@@ -26,8 +26,8 @@ enum MergeDriverCommand {
                 var name = arguments[3]
                 if name.hasSuffix(".gpg") { name.removeLast(4) }
                 standardError.line(
-                    "\(invocation.program): \(name): both sides changed the same field; both values are kept in "
-                        + "the entry: resolve them with \(invocation.program) edit \(name)")
+                    "\(invocation.program): \(Quoting.quoted(name)): both sides changed the same field; both values "
+                        + "are kept in the entry: resolve them with \(invocation.program) edit \(Quoting.quoted(name))")
             }
         } catch let exit as Exit {
             throw exit
