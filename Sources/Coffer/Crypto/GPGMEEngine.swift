@@ -441,7 +441,9 @@ extension GPGError {
         default:
             (kind, advice) = (.other, String(cString: gpgme_strerror(gpgme_error_t(code))))
         }
-        self.init(kind: kind, code: code, message: "cannot encrypt to recipient \(Quoting.inQuotes(recipient)): \(advice)")
+        self.init(
+            kind: kind, code: code,
+            message: "cannot encrypt to recipient \(Quoting.inQuotes(recipient)): \(advice)")
     }
 }
 

@@ -150,7 +150,9 @@ extension GitRepository {
         // Entries are bytes git must keep as they are, whatever a pushed `.gitattributes` says (`text`
         // would turn CR LF into LF inside ciphertexts, a filter would replace them): this clone's own
         // attributes, which win over the tree's, say so.
-        let lines = ["*.gpg merge=coffer -text -eol -filter -ident -working-tree-encoding", "*.GPG -text -filter"]
+        let lines = [
+            "*.gpg merge=coffer -text -eol -filter -ident -working-tree-encoding", "*.GPG -text -filter",
+        ]
         let existing = FileSystem.isFile(attributes) ? try FileSystem.readFile(attributes) : []
         let text = String(decoding: existing, as: UTF8.self)
         var kept = text.split(separator: "\n").map(String.init).filter {

@@ -180,7 +180,8 @@ extension PasswordStore {
                     report.importedKeys += imported.filter { !report.importedKeys.contains($0) }
                 }
                 if var current = acceptance, !arrived.gpgIDs.isEmpty {
-                    try settleAcceptance(&current, changed: arrived.gpgIDs, repository: repository, since: before)
+                    try settleAcceptance(
+                        &current, changed: arrived.gpgIDs, repository: repository, since: before)
                     acceptance = current
                 }
                 let remoteHead = repository.resolve(upstream)

@@ -210,11 +210,13 @@ extension PasswordStore {
     ) -> Bool {
         let file = file.replacing("/./", with: "/")
         guard !signers.isEmpty, (try? repository.hasChanges(file)) == false else { return false }
-        let arguments = ["log", "-1", "--format=%G?%x00%GF%x00%GP"] + (range.map { [$0] } ?? []) + [
-            "--", repository.pathspec(file),
-        ]
+        let arguments =
+            ["log", "-1", "--format=%G?%x00%GF%x00%GP"] + (range.map { [$0] } ?? []) + [
+                "--", repository.pathspec(file),
+            ]
         guard let output = try? repository.runUnchecked(arguments), output.status == 0 else { return false }
-        let fields = output.outputText.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
+        let fields = output.outputText.split(separator: "\u{0}", omittingEmptySubsequences: false).map(
+            String.init)
         guard fields.count == 3, ["G", "U"].contains(fields[0]) else { return false }
         return signers.contains(fields[1].uppercased()) || signers.contains(fields[2].uppercased())
     }
@@ -237,7 +239,8 @@ extension PasswordStore {
         let folders = changed.map { Self.folder(ofGPGIDName: relativeName(repository, Substring($0))) }
         for (path, folder) in zip(changed, folders) {
             let file = repository.directory + "/" + path
-            guard FileSystem.isFile(file), isSigned(file, by: signers, in: repository, range: "\(before)..HEAD"),
+            guard FileSystem.isFile(file),
+                isSigned(file, by: signers, in: repository, range: "\(before)..HEAD"),
                 let named = try keys(ofFolder: folder)
             else { continue }
             for line in named.lines where !line.isAmbiguous {

@@ -218,7 +218,8 @@ extension PasswordStore {
                     if OpenPGPPackets.recipientKeyIDs(ciphertext) == keyIDs { return }
                     jobs.append(
                         Reencryption(
-                            file: file, destination: place, recipients: kept.sorted(), keyIDs: keyIDs.sorted(),
+                            file: file, destination: place, recipients: kept.sorted(),
+                            keyIDs: keyIDs.sorted(),
                             allowed: kept))
                     return
                 }

@@ -27,7 +27,8 @@ enum MergeDriverCommand {
                 if name.hasSuffix(".gpg") { name.removeLast(4) }
                 standardError.line(
                     "\(invocation.program): \(Quoting.quoted(name)): both sides changed the same field; both values "
-                        + "are kept in the entry: resolve them with \(invocation.program) edit \(Quoting.quoted(name))")
+                        + "are kept in the entry: resolve them with \(invocation.program) edit \(Quoting.quoted(name))"
+                )
             }
         } catch let exit as Exit {
             throw exit
