@@ -20,6 +20,22 @@ public enum CofferCLI {
             standardError.line("Error: argument \(index) is not valid UTF-8; names must be UTF-8 text.")
             exit(1)
         }
+        // The same for the variables that name places: Swift would read another path than the one given.
+        var variable = environ
+        while let entry = variable.pointee {
+            if String(validatingCString: entry) == nil {
+                let bytes = Array(UnsafeRawBufferPointer(start: entry, count: strlen(entry)))
+                let name = String(decoding: bytes.prefix { $0 != UInt8(ascii: "=") }, as: UTF8.self)
+                if name.hasPrefix("PASSWORD_STORE_") || name.hasPrefix("XDG_") || name.hasPrefix("COFFER_")
+                    || ["HOME", "GNUPGHOME", "TMPDIR", "EDITOR", "PATH"].contains(name)
+                {
+                    standardError.line(
+                        "Error: \(Quoting.quoted(name)) is not valid UTF-8; paths must be UTF-8 text.")
+                    exit(1)
+                }
+            }
+            variable += 1
+        }
         exit(main(CommandLine.arguments))
     }
 

@@ -256,18 +256,20 @@ package struct ItemStore: Sendable {
     /// decrypt are left out and counted.
     package func load(cache: inout Cache) throws -> (collections: [StoredCollection], unreadable: Int) {
         let top = store.root + "/" + Self.folder
-        guard FileSystem.isDirectory(top) else {
+        // Links are not followed: a collection or an item is a real folder or file under `secret-service/`,
+        // never a way to other entries of the store (or beyond it) that a client could read or change.
+        guard FileSystem.kind(top) == .directory else {
             cache = [:]
             return ([], 0)
         }
         var collections: [StoredCollection] = []
         var names: [(collection: Int, id: String, stamp: FileStamp)] = []
         for folder in try FileSystem.contents(of: top) where folder.utf8.first != UInt8(ascii: ".") {
-            guard FileSystem.isDirectory(top + "/" + folder) else { continue }
+            guard FileSystem.kind(top + "/" + folder) == .directory else { continue }
             collections.append(StoredCollection(id: folder, label: nil, created: 0, items: [:]))
             for file in try FileSystem.contents(of: top + "/" + folder) where file.hasSuffix(".gpg") {
                 let id = String(file.dropLast(4))
-                guard !id.isEmpty, FileSystem.isFile(top + "/" + folder + "/" + file),
+                guard !id.isEmpty, FileSystem.kind(top + "/" + folder + "/" + file) == .file,
                     let stamp = FileStamp(path: top + "/" + folder + "/" + file)
                 else { continue }
                 names.append((collections.count - 1, id, stamp))
@@ -321,7 +323,26 @@ package struct ItemStore: Sendable {
     /// The secret and metadata of item `id` of `collection`, decrypted.
     package func read(collection: String, id: String) throws -> (secret: SecureBytes, metadata: ItemMetadata)
     {
-        Self.parse(try store.read(Self.entryName(collection: collection, id: id)), name: id)
+        try refuseLinks(collection: collection, id: id)
+        return Self.parse(try store.read(Self.entryName(collection: collection, id: id)), name: id)
+    }
+
+    /// Refuses an item whose path goes through a link: `secret-service/`, its collection's folder and
+    /// the item's file must be what they are named, or the item is not the provider's to touch.
+    func refuseLinks(collection: String, id: String) throws {
+        let top = store.root + "/" + Self.folder
+        for (path, wanted) in [
+            (top, FileSystem.Kind.directory), (top + "/" + collection, .directory),
+            (store.entryPath(Self.entryName(collection: collection, id: id)), .file),
+        ] {
+            let kind = FileSystem.kind(path)
+            guard kind == wanted || kind == .missing else {
+                throw CofferError(
+                    .invalidName,
+                    "\(Quoting.quoted(path)) is not a plain \(wanted == .file ? "file" : "folder")",
+                    paths: [path])
+            }
+        }
     }
 
     // MARK: - Writing the store
@@ -332,6 +353,7 @@ package struct ItemStore: Sendable {
     /// An entry that exists keeps the lines that are not the provider's (read and written under the
     /// store's lock).
     package func write(collection: String, id: String, secret: SecureBytes, metadata: ItemMetadata) throws {
+        try refuseLinks(collection: collection, id: id)
         let name = Self.entryName(collection: collection, id: id)
         try store.undoingUncommitted([name]) {
             guard store.contains(name) else {
@@ -348,6 +370,7 @@ package struct ItemStore: Sendable {
 
     /// Changes the metadata of item `id` of `collection`, keeping its secret.
     package func update(collection: String, id: String, metadata: ItemMetadata) throws {
+        try refuseLinks(collection: collection, id: id)
         let name = Self.entryName(collection: collection, id: id)
         try store.undoingUncommitted([name]) {
             try store.update(name, commitMessage: "Update Secret Service item \(name).") { text in
@@ -360,12 +383,14 @@ package struct ItemStore: Sendable {
 
     /// Removes item `id` of `collection`.
     package func remove(collection: String, id: String) throws {
+        try refuseLinks(collection: collection, id: id)
         let name = Self.entryName(collection: collection, id: id)
         try store.undoingUncommitted([name]) { try store.remove(name, recursive: false) }
     }
 
     /// Writes a collection's `.collection` entry.
     package func writeCollection(id: String, label: String, created: UInt64) throws {
+        try refuseLinks(collection: id, id: Self.collectionEntry)
         let metadata = ItemMetadata(label: label, attributes: [:], created: created)
         let name = Self.entryName(collection: id, id: Self.collectionEntry)
         try store.undoingUncommitted([name]) {
@@ -379,6 +404,7 @@ package struct ItemStore: Sendable {
     /// entry, as one commit. Other entries a person keeps in the folder (in subfolders, or that do not
     /// decrypt) and its `.gpg-id` stay; the folder goes only when it is left empty.
     package func removeCollection(id: String, items: [String]) throws {
+        for item in items + [Self.collectionEntry] { try refuseLinks(collection: id, id: item) }
         let names = (items + [Self.collectionEntry]).map { Self.entryName(collection: id, id: $0) }
         try store.undoingUncommitted(names) {
             try store.remove(

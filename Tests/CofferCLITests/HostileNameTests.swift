@@ -85,4 +85,79 @@ struct HostileNameTests {
         #expect(try installed.sandbox.read(installed.store + "/.git/config") == config)
         #expect(try installed.uncommitted().isEmpty)
     }
+
+    @Test("names with C1 controls, bidirectional controls or line separators are refused")
+    func invisibleControlsAreRefused() throws {
+        let installed = try InstalledAsPass(git: true)
+        for name in ["csi\u{9b}2J", "next\u{85}line", "rlo\u{202e}gpj.exe", "sep\u{2028}x", "iso\u{2066}x"] {
+            let output = try installed.run(["insert", "-m", name], input: "x\n")
+            #expect(output.status == 1, "\(name.unicodeScalars.map(\.value))")
+        }
+        #expect(try installed.uncommitted().isEmpty)
+        #expect(try installed.commitCount() == 2)
+    }
+
+    @Test(
+        "an entry that is a link: to the same folder it is written through and both names committed; to another folder it is refused"
+    )
+    func entryLinks() throws {
+        let installed = try InstalledAsPass(
+            git: true, entries: ["web/target": "old\n", "private/secret": "s\n"])
+        symlink("target.gpg", installed.store + "/web/link.gpg")
+        symlink("../private/secret.gpg", installed.store + "/web/other.gpg")
+        try installed.git(["add", "-A"])
+        try installed.git(["commit", "-q", "-m", "links"])
+        try installed.check(["insert", "-m", "-f", "web/link"], input: "new\n")
+        #expect(try installed.decrypted("web/target") == "new\n")
+        #expect(try installed.uncommitted().isEmpty)
+        for arguments in [["insert", "-m", "-f", "web/other"], ["generate", "-f", "web/other", "8"]] {
+            let refused = try installed.run(arguments, input: "replaced\n")
+            #expect(
+                refused.status == 1 && refused.errorText.contains("another folder"), "\(refused.errorText)")
+        }
+        #expect(try installed.decrypted("private/secret") == "s\n")
+        #expect(try installed.uncommitted().isEmpty)
+    }
+
+    @Test("a committed .gitattributes or .gitignore cannot change or hold back what coffer commits")
+    func pushedGitSettingsAreIgnored() throws {
+        let installed = try InstalledAsPass(git: true)
+        try "*.gpg text eol=crlf\n".write(toFile: installed.store + "/.gitattributes")
+        try "*.gpg\n".write(toFile: installed.store + "/.gitignore")
+        try installed.git(["add", "-f", ".gitattributes", ".gitignore"])
+        try installed.git(["commit", "-q", "-m", "settings"])
+        try installed.check(["git", "init"])
+        for index in 0..<40 { try installed.insert("e\(index)", "secret \(index)\n") }
+        #expect(try installed.uncommitted().isEmpty)
+        for index in 0..<40 {
+            let committed = try installed.sandbox.check([
+                "git", "-C", installed.store, "show", "HEAD:e\(index).gpg",
+            ])
+            #expect(
+                committed.standardOutput == (try installed.sandbox.read(installed.store + "/e\(index).gpg")),
+                "e\(index)")
+        }
+    }
+
+    @Test("hostile variables: a umask bash refuses, pathspec switches, a store path that is not UTF-8")
+    func hostileVariables() throws {
+        let installed = try InstalledAsPass(git: true)
+        for umask in ["10000", "+0", "0o77", "999"] {
+            try installed.check(
+                ["insert", "-m", "-f", "u"], input: "x\n", environment: ["PASSWORD_STORE_UMASK": umask])
+            var info = stat()
+            stat(installed.store + "/u.gpg", &info)
+            #expect(info.st_mode & 0o022 == 0, "\(umask): \(String(info.st_mode & 0o777, radix: 8))")
+        }
+        for variable in ["GIT_ICASE_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS"] {
+            try installed.check(["insert", "-m", "-f", "p*"], input: "x\n", environment: [variable: "1"])
+            #expect(try installed.uncommitted().isEmpty, "\(variable)")
+        }
+        let odd = try installed.sandbox.run(
+            ["bash", "-c", "PASSWORD_STORE_DIR=\"$HOME/st$(printf '\\377')\" \"$0\" ls", installed.program],
+            environment: installed.environment)
+        #expect(odd.status == 1 && odd.errorText.contains("not valid UTF-8"), "\(odd.errorText)")
+        let huge = try installed.run(["generate", "big", "99999999999"])
+        #expect(huge.status == 1 && huge.errorText.contains("at most"), "\(huge.errorText)")
+    }
 }

@@ -83,6 +83,12 @@ package struct GitRepository: Sendable {
         for name in Self.unsetVariables { variables[name] = nil }
         variables["GIT_CEILING_DIRECTORIES"] = storeRoot + "/.."
         variables["GIT_LITERAL_PATHSPECS"] = literalPathspecs ? "1" : nil
+        if literalPathspecs {
+            // Each of these would make git read the names as patterns again (or refuse the literal ones).
+            for name in ["GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS"] {
+                variables[name] = nil
+            }
+        }
         for (name, value) in extra { variables[name] = value }
         return variables.map { "\($0.key)=\($0.value)" }.sorted()
     }

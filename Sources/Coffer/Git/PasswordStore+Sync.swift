@@ -20,6 +20,8 @@ public struct SyncReport: Sendable, Equatable {
     /// The changes the remote's commits made to who may read a folder: its `.gpg-id`, its signature, or
     /// a public key kept in `.public-keys`.
     public var recipientChanges: [RecipientChange] = []
+    /// Symbolic links the remote's commits added or changed: their paths and where they point.
+    public var links: [ArrivedLink] = []
     /// Whether an earlier sync had been interrupted and was undone first.
     public var recovered = false
     /// Where commits found on the interrupted sync's detached HEAD were kept (`refs/coffer/...`), if any.
@@ -43,6 +45,14 @@ public struct SyncReport: Sendable, Equatable {
         reencrypted += other.reencrypted
         leftNarrow += other.leftNarrow.filter { !leftNarrow.contains($0) }
     }
+}
+
+/// A symbolic link the remote's commits added or changed.
+public struct ArrivedLink: Sendable, Equatable {
+    /// The link, relative to the top of the work tree.
+    public let path: String
+    /// Where it points, as written in it.
+    public let target: String
 }
 
 /// A change the remote's commits made to who may read a part of the store, as `sync` reports it.
@@ -303,6 +313,22 @@ extension PasswordStore {
             case "D": report.removed.append(name)
             default: report.changed.append(name)
             }
+        }
+        // Links that arrived: the way into other folders (or out of the store) someone put there.
+        let raw = try repository.run(["diff", "--raw", "-z", "--no-renames", before, after, "--"])
+            .standardOutput
+            .split(separator: 0, omittingEmptySubsequences: false)
+        var index = 0
+        while index + 1 < raw.count {
+            // `:OLDMODE NEWMODE OLD NEW STATUS`, then the path.
+            let fields = raw[index].split(separator: 32).map { String(decoding: $0, as: UTF8.self) }
+            let path = String(decoding: raw[index + 1], as: UTF8.self)
+            if fields.count == 5, fields[1] == "120000",
+                let target = try repository.contents(of: path, at: after)
+            {
+                report.links.append(ArrivedLink(path: path, target: String(decoding: target, as: UTF8.self)))
+            }
+            index += 2
         }
     }
 

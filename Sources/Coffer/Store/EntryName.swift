@@ -50,7 +50,15 @@ package enum EntryName {
         if name.pathParts.contains(where: { $0.lowercased() == ".git" }) {
             throw CofferError(.invalidName, "entry names cannot have a part named .git (git's own folder)")
         }
-        if name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) {
+        // C0 and C1 controls (U+009B is a terminal's escape too), line and paragraph separators, and
+        // the controls that reorder what a terminal shows.
+        if name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f })
+            || name.unicodeScalars.contains(where: { scalar in
+                (0x80...0x9f).contains(scalar.value)
+                    || [0x61c, 0x200e, 0x200f, 0x2028, 0x2029].contains(scalar.value)
+                    || (0x202a...0x202e).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+            })
+        {
             throw CofferError(
                 .invalidName, "entry names cannot contain a control character (newline, tab, ...)")
         }

@@ -321,6 +321,9 @@ package struct AutomaticRecipients: Sendable {
     package let allowed: Set<String>
     /// The keys its folder names that it is not encrypted to, for want of acceptance.
     package let withheld: [String]
+    /// Whether a ciphertext was not written for the folder (see ``PasswordStore/AutomaticPolicy/isForeign(_:inFolder:wanted:)``)
+    /// or for a folder it is known to come from, so it gained no key.
+    package var writtenElsewhere = false
 }
 
 extension PasswordStore {
@@ -399,14 +402,20 @@ extension PasswordStore {
             let own = try self.own ?? store.ownKeys()
             self.own = own
             var common: Set<String>?
+            var elsewhere = false
             for ciphertext in ciphertexts where !ciphertext.isEmpty {
                 let current = try store.readers(of: ciphertext) ?? []
                 var accepted = acceptance.accepted.keys(forFolder: folder)
-                for origin in origins[PasswordStore.ciphertextID(of: ciphertext)] ?? [] {
+                for origin in origins[PasswordStore.ciphertextID(of: ciphertext)] ?? [] where origin != folder
+                {
                     accepted.formIntersection(acceptance.accepted.keys(forFolder: origin))
+                    elsewhere = true
                 }
                 // What was not written for this folder gains no reader here.
-                if try isForeign(ciphertext, inFolder: folder, wanted: wanted) { accepted = [] }
+                if try isForeign(ciphertext, inFolder: folder, wanted: wanted) {
+                    accepted = []
+                    elsewhere = true
+                }
                 let side = current.union(accepted).union(own)
                 common = common.map { $0.intersection(side) } ?? side
             }
@@ -418,8 +427,10 @@ extension PasswordStore {
                 return AutomaticRecipients(ids: wanted.ids, allowed: allowed, withheld: [])
             }
             let kept = target.intersection(allowed)
-            return AutomaticRecipients(
+            var chosen = AutomaticRecipients(
                 ids: kept.isEmpty ? nil : kept.sorted(), allowed: allowed, withheld: withheld.sorted())
+            chosen.writtenElsewhere = elsewhere
+            return chosen
         }
     }
 
@@ -443,6 +454,9 @@ public struct NarrowEntry: Sendable, Equatable {
     public let name: String
     /// The keys withheld, as `FINGERPRINT "user id"`.
     public let keys: [String]
+    /// Whether it was left so because its ciphertext was not written for its folder (someone moved,
+    /// copied or re-wrapped it in), rather than because the keys are not accepted there.
+    public var writtenElsewhere = false
 }
 
 extension PasswordStore {
@@ -476,7 +490,9 @@ extension PasswordStore {
                     try engine.keys(matching: [fingerprint], secretOnly: false).first.map(Self.describe)
                         ?? fingerprint
                 }
-                narrow.append(NarrowEntry(name: name, keys: keys))
+                var entry = NarrowEntry(name: name, keys: keys)
+                entry.writtenElsewhere = chosen.writtenElsewhere
+                narrow.append(entry)
             }
             guard let ids = chosen.ids else { continue }
             let wanted = try subkeys(ids)

@@ -242,7 +242,7 @@ extension PasswordStore {
         _ plan: ReencryptionPlan, onEvent: (StoreEvent) -> Void,
         skipping: ((String, any Error) -> Void)? = nil
     ) throws {
-        for entry in plan.narrow { onEvent(.leftNarrow(name: entry.name, keys: entry.keys)) }
+        for entry in plan.narrow { onEvent(.leftNarrow(entry)) }
         for (index, (job, ciphertext)) in zip(plan.jobs, plan.ciphertexts).enumerated() {
             let name = String(job.destination.droppingPathPrefix(root).dropLast(4))
             onEvent(.reencrypted(name: name, keyIDs: job.keyIDs))

@@ -52,12 +52,23 @@ public struct StoreConfiguration: Sendable, Equatable {
         self.init(
             root: root,
             keyOverride: keys.flatMap { $0.isEmpty ? nil : $0 },
-            umask: mode_t(umaskText, radix: 8) ?? 0o077,
+            umask: Self.umask(umaskText),
             signingKeys: (environment["PASSWORD_STORE_SIGNING_KEY"] ?? "")
                 .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init),
             gpgOptions: gpgOptions)
         self.environment = given
         self.lockTimeout = environment["COFFER_LOCK_TIMEOUT"].flatMap(Double.init) ?? 120
+    }
+
+    /// `PASSWORD_STORE_UMASK` as bash's `umask` takes it: one to four octal digits, at most 0777; for
+    /// anything else bash refuses it and the process keeps the mask it has, as pass does.
+    static func umask(_ text: String) -> mode_t {
+        if (1...4).contains(text.utf8.count), text.utf8.allSatisfy({ (48...55).contains($0) }),
+            let value = mode_t(text, radix: 8), value <= 0o777
+        {
+            return value
+        }
+        return inheritedUmask()
     }
 
     /// The mode of files the store writes.
@@ -75,4 +86,11 @@ public struct StoreConfiguration: Sendable, Equatable {
         while path.utf8.count > 1 && path.endsWithSlash { path = path.withoutLastSlash }
         return path
     }
+}
+
+/// The process's file mode mask, read without changing it (two calls: the system has no other way).
+private func inheritedUmask() -> mode_t {
+    let inherited = umask(0o077)
+    umask(inherited)
+    return inherited
 }

@@ -19,5 +19,5 @@ public enum StoreEvent: Sendable, Equatable {
     case initialized(recipients: [String], subfolder: String)
     /// An entry nobody asked to re-encrypt was left encrypted for fewer keys than its `.gpg-id` names:
     /// `keys` (`FINGERPRINT "user id"`) are not accepted for its folder (see SECURITY.md).
-    case leftNarrow(name: String, keys: [String])
+    case leftNarrow(NarrowEntry)
 }

@@ -47,6 +47,8 @@ enum GenerateCommand {
         guard let count = Int(length), count > 0 else {
             throw Exit.die("Error: pass-length must be greater than zero.")
         }
+        // pass would read that many bytes from /dev/urandom into memory; a mebibyte is plenty.
+        guard count <= 1 << 20 else { throw Exit.die("Error: pass-length must be at most \(1 << 20).") }
         try invocation.makeFolder(for: path)
         let store = invocation.store
         _ = try store.verifiedRecipients(forFolder: Invocation.dirname(path))

@@ -25,11 +25,15 @@ enum InitCommand {
         invocation.warnAboutUnappliedGPGOptions()
         let meter = ProgressMeter(label: "re-encrypting", environment: invocation.environment)
         defer { meter.clear() }
-        try invocation.storeShowingProgress(meter).initialize(
-            recipients: parsed.operands, subfolder: subfolder
-        ) {
-            meter.clear()
-            CoreutilsMessages.print($0)
+        // A SIGTERM or a closed terminal waits for the change to be whole: never a narrowed .gpg-id
+        // committed while its entries are still encrypted for the old recipients.
+        try HeldSignals.during {
+            try invocation.storeShowingProgress(meter).initialize(
+                recipients: parsed.operands, subfolder: subfolder
+            ) {
+                meter.clear()
+                CoreutilsMessages.print($0)
+            }
         }
         // pass then lists the folder's entries with find, which says so when the removal took the folder.
         let folder = invocation.prefix + "/" + subfolder

@@ -37,19 +37,18 @@ enum SyncCommand {
             standardOutput.line("Reencrypted \(quoted(name)) for the recipients of its folder")
         }
         for change in report.recipientChanges { standardOutput.line(line(for: change, invocation)) }
+        for link in report.links {
+            standardOutput.line(
+                "Link \(quoted(link.path)) -> \(quoted(link.target)) arrived; coffer reads and writes no entry through "
+                    + "a link to another folder")
+        }
         if !report.importedKeys.isEmpty {
             let count = report.importedKeys.count
             standardOutput.line(
                 "Imported \(count) recipient key\(count == 1 ? "" : "s") from .public-keys (as data, not "
                     + "certified): " + report.importedKeys.joined(separator: ", "))
         }
-        for entry in report.leftNarrow {
-            standardError.line(
-                "Left \(quoted(entry.name)) encrypted for its earlier recipients: "
-                    + entry.keys.joined(separator: ", ")
-                    + " \(entry.keys.count == 1 ? "is" : "are") not accepted "
-                    + "for its folder or for the folder it was written in")
-        }
+        for entry in report.leftNarrow { standardError.line(CoreutilsMessages.line(for: .leftNarrow(entry))) }
         for name in report.conflicts {
             standardError.line(
                 "Conflict in \(quoted(name)): both sides changed the same field; "
@@ -57,7 +56,7 @@ enum SyncCommand {
         }
         let changes = report.added.count + report.changed.count + report.removed.count
         if changes == 0 && report.keptEdits.isEmpty && report.conflicts.isEmpty && report.keptRenames.isEmpty
-            && report.recipientChanges.isEmpty
+            && report.recipientChanges.isEmpty && report.links.isEmpty
         {
             standardOutput.line(report.pushed ? "Pushed local changes." : "Already up to date.")
         } else if report.pushed {

@@ -21,9 +21,13 @@ enum CoreutilsMessages {
         case .initialized(let recipients, let subfolder):
             let folder = subfolder.isEmpty ? "" : " (\(subfolder))"
             return "Password store initialized for \(recipients.joined(separator: ", "))\(folder)"
-        case .leftNarrow(let name, let keys):
-            return "Left \(Quoting.quoted(name)) encrypted for its earlier recipients: "
-                + "\(keys.joined(separator: ", ")) \(keys.count == 1 ? "is" : "are") not accepted for its folder"
+        case .leftNarrow(let entry):
+            let keys = entry.keys.joined(separator: ", ")
+            return "Left \(Quoting.quoted(entry.name)) encrypted for its earlier recipients: "
+                + (entry.writtenElsewhere
+                    ? "it was not written for its folder (someone moved or copied it there), so \(keys) "
+                        + "\(entry.keys.count == 1 ? "does" : "do") not get it"
+                    : "\(keys) \(entry.keys.count == 1 ? "is" : "are") not accepted for its folder")
         }
     }
 

@@ -23,7 +23,11 @@ final class SecureTemporaryFolder {
     static var heldSignals: sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
-        for signalNumber in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&set, signalNumber) }
+        // Every signal whose default ends the process, so that none leaves the plaintext behind.
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGPOLL]
+        {
+            sigaddset(&set, signalNumber)
+        }
         return set
     }
 
@@ -155,8 +159,8 @@ final class SecureTemporaryFolder {
 
     /// Waits for a child (the editor, git) while holding the folder.
     ///
-    /// SIGTERM and SIGHUP are passed on to the child, then the folder is removed and this process ends by
-    /// the same signal at once. A SIGINT is taken as the user's Ctrl-C, which reached the child too: it
+    /// SIGTERM, SIGHUP and the other signals that would end the process are passed on to the child, then
+    /// the folder is removed and this process ends by the same signal at once. A SIGINT is taken as the user's Ctrl-C, which reached the child too: it
     /// ends this process (after the folder is removed) only if it ended the child.
     ///
     /// - Returns: the child's exit status, or 128 + the signal that ended it.
@@ -178,7 +182,7 @@ final class SecureTemporaryFolder {
             }
             var timeout = timespec(tv_sec: 1, tv_nsec: 0)
             let received = sigtimedwait(&waitSet, nil, &timeout)
-            if received == SIGTERM || received == SIGHUP {
+            if received > 0 && received != SIGINT && received != SIGCHLD {
                 kill(pid, received)
                 deferredSignal = received
                 finish()
