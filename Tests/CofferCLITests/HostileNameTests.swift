@@ -157,6 +157,16 @@ struct HostileNameTests {
             ["bash", "-c", "PASSWORD_STORE_DIR=\"$HOME/st$(printf '\\377')\" \"$0\" ls", installed.program],
             environment: installed.environment)
         #expect(odd.status == 1 && odd.errorText.contains("not valid UTF-8"), "\(odd.errorText)")
+        // A store named relative to the current folder: every change is committed all the same.
+        let relative = try installed.sandbox.run(
+            [
+                "bash", "-c",
+                "cd \"$HOME\" && printf 'x\\n' | PASSWORD_STORE_DIR=.password-store \"$0\" insert -m rel/x",
+                installed.program,
+            ], environment: installed.environment)
+        #expect(relative.status == 0, "\(relative.errorText)")
+        #expect(try installed.uncommitted().isEmpty)
+        #expect(try installed.lastCommit() == "Add given password for rel/x to store.")
         let huge = try installed.run(["generate", "big", "99999999999"])
         #expect(huge.status == 1 && huge.errorText.contains("at most"), "\(huge.errorText)")
     }

@@ -141,7 +141,10 @@ package struct GitRepository: Sendable {
         removeStaleLocks()
         // A path is absolute or relative to the top of the work tree.
         func onDisk(_ path: String) -> Bool {
-            FileSystem.kind(path.startsWithSlash ? path : directory + "/" + path) != .missing
+            // A path under the work tree's top as spelled (relative to the current folder when the store's
+            // root is), absolute, or relative to the top.
+            let spelled = path.startsWithSlash || path.isPath(inside: directory) ? path : directory + "/" + path
+            return FileSystem.kind(spelled) != .missing
         }
         let present = paths.filter(onDisk).map(pathspec)
         var committed = present
