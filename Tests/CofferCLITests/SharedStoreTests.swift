@@ -333,6 +333,8 @@ struct SharedStoreTests {
         }
         let no = try fsckOnTerminal(answer: "n")
         #expect(no.outputText.contains("read shared/copy"), "\(no.outputText)")
+        #expect(no.outputText.contains("was written in private before it came here"), "\(no.outputText)")
+        #expect(no.outputText.contains("was not written for its folder"), "\(no.outputText)")
         #expect(try FileSystem.readFile(file) == before)
         _ = try fsckOnTerminal(answer: "y")
         #expect(try team.decrypted(file, by: team.mallory) == "diary v1\n")

@@ -143,7 +143,8 @@ package struct GitRepository: Sendable {
         func onDisk(_ path: String) -> Bool {
             // A path under the work tree's top as spelled (relative to the current folder when the store's
             // root is), absolute, or relative to the top.
-            let spelled = path.startsWithSlash || path.isPath(inside: directory) ? path : directory + "/" + path
+            let spelled =
+                path.startsWithSlash || path.isPath(inside: directory) ? path : directory + "/" + path
             return FileSystem.kind(spelled) != .missing
         }
         let present = paths.filter(onDisk).map(pathspec)

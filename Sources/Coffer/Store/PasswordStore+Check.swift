@@ -11,8 +11,14 @@ public struct Widening: Sendable, Equatable {
     public let name: String
     /// The keys that would be added, as `FINGERPRINT "user id"`.
     public let keys: [String]
-    /// The last commit that changed the entry, as `HASH AUTHOR`, when git knows one.
+    /// The last commit that changed the entry, as `HASH AUTHOR`, when git knows one (its author is what
+    /// whoever made it wrote).
     public let lastChange: String?
+    /// Other folders its ciphertext is known to have been written in.
+    public var writtenIn: [String] = []
+    /// Whether some key its folder names, that the user accepted there, cannot read it: it was not
+    /// written for this folder.
+    public var notWrittenHere = false
 }
 
 /// One problem `check` found.
@@ -219,7 +225,9 @@ extension PasswordStore {
             }
         }
         let engine = self.engine
-        var repair = Repair(acceptance: acceptance, confirm: confirm)
+        var repair = Repair(
+            acceptance: acceptance, confirm: confirm,
+            policy: AutomaticPolicy(store: self, acceptance: acceptance))
         try Parallel.forEach(entries.map(\.1)) { entry in
             try Self.examine(entry, engine: engine)
         } consume: { index, result in
@@ -275,6 +283,8 @@ extension PasswordStore {
         let confirm: ((Widening) -> Bool)?
         var own: Set<String>?
         var resolved: [[String]: [ResolvedRecipient]] = [:]
+        /// What is known of where ciphertexts were written.
+        var policy: AutomaticPolicy
     }
 
     /// Decrypts one entry and compares it with what its `.gpg-id` wants.
@@ -383,9 +393,11 @@ extension PasswordStore {
         let lastCommit = try? git(for: entry.path)?.runUnchecked([
             "log", "-1", "--format=%h %an", "--", entry.path,
         ])
-        let request = Widening(
+        var request = Widening(
             name: name, keys: keys,
             lastChange: lastCommit.flatMap { $0.status == 0 && !$0.outputText.isEmpty ? $0.outputText : nil })
+        request.writtenIn = repair.policy.otherOrigins(of: ciphertext, besides: folder).sorted()
+        request.notWrittenHere = try repair.policy.isForeign(ciphertext, inFolder: folder, wanted: recipients)
         guard let confirm = repair.confirm, confirm(request) else {
             return "it would add \(keys.joined(separator: ", ")); fsck --fix asks on a terminal before it "
                 + "lets more keys read an entry"

@@ -21,6 +21,18 @@ enum FsckCommand {
             guard Terminal.isTerminal(0) else { return false }
             meter.clear()
             let change = widening.lastChange.map { " (last changed by commit \(Quoting.quoted($0)))" } ?? ""
+            if !widening.writtenIn.isEmpty {
+                standardError.line(
+                    "Warning: \(Quoting.quoted(widening.name)) was written in "
+                        + widening.writtenIn.map { $0.isEmpty ? "the store's root" : Quoting.quoted($0) }
+                        .joined(
+                            separator: ", ") + " before it came here.")
+            }
+            if widening.notWrittenHere {
+                standardError.line(
+                    "Warning: \(Quoting.quoted(widening.name)) was not written for its folder: some of its accepted "
+                        + "recipients cannot read it, so someone may have moved or copied it there.")
+            }
             let answer = Terminal.bashRead(
                 prompt:
                     "Let \(widening.keys.joined(separator: ", ")) read \(Quoting.quoted(widening.name))\(change)? "
