@@ -22,6 +22,24 @@ struct ClipboardTests {
             }
             pid = started.pid
             name = ":" + number
+            try waitUntilOpen()
+        }
+
+        /// Waits until a client can open the display. Xvfb reports its number as soon as it listens, and a
+        /// client that comes while it still starts up may be turned away ("Can't open display").
+        private func waitUntilOpen() throws {
+            let deadline = TestProcess.monotonicSeconds() + 20
+            while true {
+                let probe = try TestProcess.run(
+                    ["xclip", "-o", "-selection", "clipboard"],
+                    environment: ["PATH": "/usr/bin:/bin", "DISPLAY": name], timeout: 10)
+                if !probe.errorText.contains("Can't open display") { return }
+                if TestProcess.monotonicSeconds() > deadline {
+                    // The deinitializer stops the server: every stored property is set.
+                    throw TestProcess.Failure(description: "Xvfb on \(name) accepts no client")
+                }
+                usleep(100_000)
+            }
         }
 
         deinit { TestProcess.stop(pid) }

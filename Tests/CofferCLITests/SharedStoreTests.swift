@@ -442,6 +442,76 @@ struct SharedStoreTests {
         #expect(refused.status == 1 && refused.errorText.contains(eve), "\(refused.errorText)")
     }
 
+    @Test("a clone that signs its commits never signs a recipient it has not accepted")
+    func signedMergeVouchesForNothing() throws {
+        let team = try Team()
+        defer { team.stop() }
+        for (name, value) in [("pass.signcommits", "true"), ("user.signingkey", team.aliceKey)] {
+            try team.alice.tool(["git", "-C", team.store, "config", name, value]).succeeded("git config")
+        }
+        let carolPerson = try TeamSetupTests.Person(team.installed, "carol")
+        defer { carolPerson.stopAgent() }
+        let carol = try Team.makeKey(carolPerson, "Carol <carol@coffer.test>")
+        try Team.give(carol, from: carolPerson, to: team.alice)
+        // Alice adds Carol to shared/ (a signed commit); meanwhile Mallory adds Eve there.
+        try team.check(["recipients", "add", "-p", "shared", carol])
+        let eve = try Team.makeKey(team.mallory, "Eve <eve@coffer.test>")
+        let pushed = try team.malloryPushes("add eve") { clone in
+            try Team.export(eve, from: team.mallory).write(toFile: clone + "/.public-keys/" + eve)
+            try "\(team.aliceKey)\n\(team.malloryKey)\n\(eve)\n".write(toFile: clone + "/shared/.gpg-id")
+        }
+        let head = try team.head()
+        // Replaying Alice's commit merges both .gpg-id changes: that signed commit would name Eve.
+        let stopped = try team.run(["sync"])
+        #expect(stopped.status == 1, "\(stopped.outputText)")
+        #expect(
+            stopped.errorText.contains(eve) && stopped.errorText.contains("recipients accept"),
+            "\(stopped.errorText)")
+        #expect(try team.head() == head)
+        #expect(try team.uncommitted().isEmpty)
+        let remoteHead = try team.mallory.tool([
+            "git", "--git-dir", team.remote, "rev-parse", "--short", "main",
+        ])
+        #expect(remoteHead.outputText == pushed)
+        // In merge mode the merge commit would name her: refused the same way.
+        try team.alice.tool(["git", "-C", team.store, "config", "coffer.syncmode", "merge"]).succeeded(
+            "config")
+        let merged = try team.run(["sync"])
+        #expect(merged.status == 1 && merged.errorText.contains(eve), "\(merged.errorText)")
+        #expect(try team.head() == head)
+        #expect(try team.uncommitted().isEmpty)
+        // Unsigned, the merge keeps both additions (Eve's line too, though no key here answered to it
+        // when it merged), and writes there wait for Alice to accept Eve.
+        try team.alice.tool(["git", "-C", team.store, "config", "pass.signcommits", "false"]).succeeded(
+            "config")
+        try team.check(["sync"])
+        let lines = try String(decoding: FileSystem.readFile(team.store + "/shared/.gpg-id"), as: UTF8.self)
+            .split(separator: "\n")
+        #expect(
+            Set(lines) == [
+                Substring(team.aliceKey), Substring(team.malloryKey), Substring(carol), Substring(eve),
+            ])
+        let refused = try team.run(["insert", "-m", "shared/after"], input: "after\n")
+        #expect(refused.status == 1 && refused.errorText.contains("recipients accept -p shared \(eve)"))
+    }
+
+    @Test("a folder link a pusher adds does not carry writes into a wider folder")
+    func pushedFolderLinkIsNoWayIn() throws {
+        let team = try Team()
+        defer { team.stop() }
+        try team.malloryPushes("shortcut") { clone in
+            guard symlink("../shared", clone + "/private/notes") == 0 else { throw SandboxError("symlink") }
+        }
+        _ = try team.run(["sync"])
+        let written = try team.run(["insert", "-m", "private/notes/pin"], input: "1234\n")
+        #expect(written.status == 1, "\(written.outputText)")
+        #expect(written.errorText.split(separator: "\n").count == 1, "\(written.errorText)")
+        #expect(!FileSystem.exists(team.store + "/shared/pin.gpg"))
+        let harvested = try Self.everyPlaintext(team, readableBy: team.mallory)
+        #expect(!harvested.contains("1234\n"))
+        #expect(try team.uncommitted().isEmpty)
+    }
+
     @Test("a fresh clone accepts the recipients it finds once, and says so")
     func cloneNamesWhatItAccepts() throws {
         let team = try Team()
@@ -493,28 +563,59 @@ struct SharedStoreTests {
         #expect(!FileSystem.exists(team.store + "/shared/nested.gpg"))
     }
 
+    /// Where the OpenPGP packet that starts at `offset` of `bytes` ends, and where its body starts.
+    static func packet(_ bytes: [UInt8], at offset: Int) -> (body: Int, end: Int) {
+        let tag = bytes[offset]
+        if tag & 0x40 != 0 {
+            let first = Int(bytes[offset + 1])
+            if first < 192 { return (offset + 2, offset + 2 + first) }
+            if first < 224 {
+                return (offset + 3, offset + 3 + ((first - 192) << 8) + Int(bytes[offset + 2]) + 192)
+            }
+            return (
+                offset + 6, offset + 6 + bytes[(offset + 2)..<(offset + 6)].reduce(0) { $0 << 8 | Int($1) }
+            )
+        }
+        let size = [1, 2, 4][Int(tag & 3)]
+        let body = offset + 1 + size
+        return (body, body + bytes[(offset + 1)..<body].reduce(0) { $0 << 8 | Int($1) })
+    }
+
     /// The ciphertext `bytes` with its first two packets (two session key packets) swapped: what anyone
     /// can make without a key, and decrypts as before.
     static func rewrapped(_ bytes: [UInt8]) -> [UInt8] {
-        func end(_ offset: Int) -> Int {
-            let tag = bytes[offset]
-            if tag & 0x40 != 0 {
-                let first = Int(bytes[offset + 1])
-                if first < 192 { return offset + 2 + first }
-                if first < 224 { return offset + 3 + ((first - 192) << 8) + Int(bytes[offset + 2]) + 192 }
-                return offset + 6 + bytes[(offset + 2)..<(offset + 6)].reduce(0) { $0 << 8 | Int($1) }
-            }
-            let size = [1, 2, 4][Int(tag & 3)]
-            return offset + 1 + size + bytes[(offset + 1)...(offset + size)].reduce(0) { $0 << 8 | Int($1) }
-        }
-        let first = end(0)
-        let second = end(first)
+        let first = packet(bytes, at: 0).end
+        let second = packet(bytes, at: first).end
         return Array(bytes[first..<second] + bytes[0..<first] + bytes[second...])
+    }
+
+    /// The ciphertext `bytes` inside a compressed data packet that does not compress (algorithm 0): gpg
+    /// reads it as it reads `bytes`.
+    static func compressedWrapping(_ bytes: [UInt8]) -> [UInt8] {
+        let length = UInt32(bytes.count + 1)
+        return [0xC8, 0xFF] + (0..<4).map { UInt8(truncatingIfNeeded: length >> (24 - 8 * $0)) } + [0] + bytes
+    }
+
+    /// The ciphertext `bytes` with a copy of its first session key packet in front, that copy naming
+    /// `keyID` (16 hex digits): a key id anyone can add, for a key that cannot open the message.
+    static func forgedKeyID(_ bytes: [UInt8], _ keyID: String) -> [UInt8] {
+        let first = packet(bytes, at: 0)
+        var forged = Array(bytes[0..<first.end])
+        let digits = Array(keyID.utf8)
+        let id = stride(from: 0, to: digits.count, by: 2).map {
+            UInt8(String(decoding: digits[$0..<($0 + 2)], as: UTF8.self), radix: 16) ?? 0
+        }
+        // Version 3, then the key id.
+        forged.replaceSubrange((first.body + 1)..<(first.body + 9), with: id)
+        return forged + bytes
     }
 
     @Test(
         "a ciphertext from a narrower folder gains no reader in a wider one, however it arrives",
-        arguments: ["rewrapped", "renamed later", "renamed twice", "upper-case .GPG", "merged in"])
+        arguments: [
+            "rewrapped", "renamed later", "renamed twice", "upper-case .GPG", "merged in", "armored",
+            "compressed", "deleted and added again", "forged key id",
+        ])
     func foreignCiphertextGainsNoReader(how: String) throws {
         let team = try Team()
         defer { team.stop() }
@@ -560,6 +661,53 @@ struct SharedStoreTests {
                 try team.mallory.tool(["git", "-C", clone, "mv", "private/diary.gpg", "shared/diary.GPG"])
                     .succeeded("mv")
             }
+        case "armored":
+            // The same message in ASCII armor, which gpg reads as well.
+            let armor = try team.mallory.tool([
+                "sh", "-c", "gpg --enarmor < \"$0\"", team.malloryClone + "/private/diary.gpg",
+            ])
+            .succeeded("gpg --enarmor").outputText
+            let message = armor.replacing("ARMORED FILE", with: "MESSAGE").split(
+                separator: "\n", omittingEmptySubsequences: false
+            )
+            .filter { !$0.hasPrefix("Comment:") }.joined(separator: "\n")
+            try team.malloryPushes("add") { clone in
+                try (message + "\n").write(toFile: clone + "/shared/diary.gpg")
+            }
+        case "compressed":
+            try team.malloryPushes("add") { clone in
+                try TestFiles.write(
+                    Self.compressedWrapping(try diary(clone)), to: clone + "/shared/diary.gpg")
+            }
+        case "deleted and added again":
+            // The entry goes in one sync and comes back in another folder in the next one.
+            try team.malloryPushes("remove") { clone in
+                try TestFiles.write(try diary(clone), to: team.mallory.home + "/kept.gpg")
+                unlink(clone + "/private/diary.gpg")
+            }
+            try team.check(["sync"])
+            try team.malloryPushes("restore") { clone in
+                try TestFiles.write(
+                    try FileSystem.readFile(team.mallory.home + "/kept.gpg"), to: clone + "/shared/diary.gpg")
+            }
+        case "forged key id":
+            // In its own folder: a session key packet naming Mallory's subkey, and Mallory named in the
+            // folder's .gpg-id. The key ids say Mallory reads it; she cannot.
+            let listing = try team.mallory.tool([
+                "gpg", "--batch", "--with-colons", "--list-keys", team.malloryKey,
+            ])
+            .outputText
+            let subkey =
+                listing.split(separator: "\n").first { $0.hasPrefix("sub:") }.map {
+                    String($0.split(separator: ":", omittingEmptySubsequences: false)[4])
+                } ?? ""
+            try team.malloryPushes("add") { clone in
+                try TestFiles.write(
+                    Self.forgedKeyID(try diary(clone), subkey), to: clone + "/private/diary.gpg")
+                try "\(team.aliceKey)\n\(team.malloryKey)\n".write(toFile: clone + "/private/.gpg-id")
+                try TestFiles.write(
+                    Self.forgedKeyID(try diary(clone), subkey), to: clone + "/shared/diary.gpg")
+            }
         default:
             // Alice edits shared/wifi; Mallory makes private/diary's ciphertext the new shared/wifi.
             try team.check(["insert", "-m", "-f", "shared/wifi"], input: "wifi v2\n")
@@ -568,8 +716,10 @@ struct SharedStoreTests {
             }
         }
         _ = try team.run(["sync"])
-        // Changes to shared/'s recipients re-encrypt its entries: the diary's text gains no reader.
+        // Changes to the folders' recipients re-encrypt their entries: the diary's text gains no reader.
         _ = try team.run(["recipients", "add", "-p", "shared", carol])
+        _ = try team.run(["recipients", "add", "-p", "private", carol])
+        _ = try team.run(["fsck", "--fix"])
         _ = try team.run(["sync"])
         let harvested = try Self.everyPlaintext(team, readableBy: team.mallory)
         #expect(!harvested.contains { $0.contains("diary v1") }, "\(how): \(harvested)")
@@ -603,6 +753,11 @@ struct SharedStoreTests {
             "gpg", "--batch", "--passphrase", "", "--quick-add-uid", team.malloryKey,
             "Mal\u{1b}[2J\u{1b}]0;owned\u{07} <m@x>",
         ]).succeeded("add uid")
+        // The primary one, whatever second the two were made in.
+        try team.mallory.tool([
+            "gpg", "--batch", "--quick-set-primary-uid", team.malloryKey,
+            "Mal\u{1b}[2J\u{1b}]0;owned\u{07} <m@x>",
+        ]).succeeded("primary uid")
         try team.malloryPushes("names") { clone in
             for name in [
                 "shared/evil\u{1b}[31m", "shared/x\nPushed local changes.", "shared/bidi\u{202e}gpj.exe",

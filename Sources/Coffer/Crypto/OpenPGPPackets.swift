@@ -58,23 +58,37 @@ package enum OpenPGPPackets {
     /// data packet (SEIPD, tag 18, or the old SED, tag 9), which no one can change without the key and
     /// which stays the same when the session key packets before it are reordered, dropped or added.
     /// `nil` when the bytes hold no such packet.
+    ///
+    /// Only a message in the usual shape (see ``isUsualMessage(_:)``) has one: any other shape gpg also
+    /// reads (a compressed or armored wrapping, text before the armor) could hide the same payload.
     package static func payloadID(_ message: [UInt8]) -> String? {
         if message.starts(with: Array("-----BEGIN PGP MESSAGE-----".utf8)) {
             return dearmored(message).flatMap(payloadID)
         }
         return message.withUnsafeBytes { packets -> String? in
             var offset = 0
+            var keyPackets = 0
             while offset < packets.count, let packet = PacketReader.packet(in: packets, at: offset) {
-                if packet.tag == 18 || packet.tag == 9 {
+                if packet.tag == 1 {
+                    keyPackets += 1
+                } else if [9, 18, 20].contains(packet.tag), keyPackets > 0, packet.end == packets.count {
                     var body: [UInt8] = [UInt8(packet.tag)]
                     for range in packet.body { body += packets[range] }
                     return Hex.upper(Gcrypt.sha1(body)).lowercased()
+                } else {
+                    return nil
                 }
                 offset = packet.end
             }
             return nil
         }
     }
+
+    /// Whether `message` is an encrypted message in the usual shape, as gpg and coffer write them:
+    /// session key packets, then one encrypted data packet (SEIPD, AEAD or the old SED) that ends the
+    /// bytes, binary or in one plain armor. Only for such a message are the key ids at its head what it
+    /// says it is encrypted to, and its payload its identity.
+    package static func isUsualMessage(_ message: [UInt8]) -> Bool { payloadID(message) != nil }
 
     /// Whether the bytes (armored or binary) are public keys only: packets that all read whole, none
     /// of them a secret key or subkey (tags 5 and 7), so that importing them adds no secret key to the

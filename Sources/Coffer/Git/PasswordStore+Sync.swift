@@ -112,11 +112,11 @@ extension PasswordStore {
             if repository.unfinishedOperation() == "merge", let branch = repository.currentBranch(),
                 let mergeHead = repository.resolve("MERGE_HEAD")
             {
-                let origins = try blobOrigins(repository, from: mergeHead, to: "HEAD")
+                let origins = try updatedOrigins(repository, revisions: [mergeHead])
                 var integration = SyncIntegration(
                     store: self, repository: repository, branch: branch, upstream: "MERGE_HEAD",
                     upstreamCommit: mergeHead, rebase: false,
-                    policy: AutomaticPolicy(
+                    policy: try AutomaticPolicy(
                         store: self, acceptance: try acceptance(at: root + "/.gpg-id"), origins: origins))
                 integration.policy.gained = gainedKeys(repository, local: "HEAD", remote: mergeHead)
                 try integration.finishMergeByHand()
@@ -153,8 +153,6 @@ extension PasswordStore {
             let upstream = configuredUpstream?.outputText ?? "\(defaultRemote)/\(branch)"
             let remote = String(upstream.split(separator: "/").first ?? Substring(defaultRemote))
             let before = try repository.run(["rev-parse", "HEAD"]).outputText
-            // Where the ciphertexts the sync works on were written, kept for the next operations.
-            var scanned: BlobOrigins = [:]
             // The remote may move between fetch and push: then everything is done again.
             for attempt in 1...3 {
                 let fetched = try repository.runUnchecked(["fetch", "--quiet", remote])
@@ -169,14 +167,13 @@ extension PasswordStore {
                 var origins: BlobOrigins = [:]
                 if let remoteHead = repository.resolve(upstream) {
                     try verifySignatures(repository, range: "HEAD..\(remoteHead)")
-                    origins = try blobOrigins(repository, from: remoteHead, to: "HEAD")
-                    scanned.merge(origins) { $0.union($1) }
+                    origins = try updatedOrigins(repository, revisions: [remoteHead])
                     var integration = SyncIntegration(
                         store: self, repository: repository, branch: branch, upstream: upstream,
                         upstreamCommit: remoteHead,
                         rebase: ((try? repository.run(["config", "coffer.syncmode"]))?.outputText ?? "rebase")
                             != "merge",
-                        policy: AutomaticPolicy(store: self, acceptance: acceptance, origins: origins))
+                        policy: try AutomaticPolicy(store: self, acceptance: acceptance, origins: origins))
                     integration.policy.gained = gainedKeys(repository, local: before, remote: remoteHead)
                     try integration.run()
                     report.add(integration.report)
@@ -196,7 +193,8 @@ extension PasswordStore {
                 }
                 let remoteHead = repository.resolve(upstream)
                 if let remoteHead {
-                    var policy = AutomaticPolicy(store: self, acceptance: acceptance, origins: origins)
+                    // Read again: the integration noted where the ciphertexts it made come from.
+                    var policy = try AutomaticPolicy(store: self, acceptance: acceptance)
                     policy.gained = gainedKeys(repository, local: before, remote: remoteHead)
                     let outgoing = try reencryptOutgoing(repository, since: remoteHead, policy: &policy)
                     report.reencrypted += outgoing.reencrypted
@@ -226,7 +224,6 @@ extension PasswordStore {
                 }
             }
             let after = try repository.run(["rev-parse", "HEAD"]).outputText
-            if let acceptance { try keepOrigins(repository, scanned: scanned, acceptance: acceptance) }
             if before != after {
                 try describeChanges(repository, from: before, to: after, report: &report)
                 report.recipientChanges = try recipientChanges(
@@ -345,7 +342,7 @@ extension PasswordStore {
         let ourSide = try read(ours)
         let theirSide = try read(theirs)
         let merged = Self.mergedText(base: try read(base).text, ours: ourSide.text, theirs: theirSide.text)
-        var policy = AutomaticPolicy(store: self, acceptance: try acceptance(at: entryPath(name)))
+        var policy = try AutomaticPolicy(store: self, acceptance: try acceptance(at: entryPath(name)))
         guard
             let ciphertext = try encryptMerged(
                 merged.text, name: name, ours: ourSide.ciphertext, theirs: theirSide.ciphertext,
@@ -394,14 +391,13 @@ extension PasswordStore {
             allowed: chosen.allowed)
         if let acceptance = policy.acceptance {
             let folder = Self.folder(of: name)
+            // The merge holds text of both sides: it comes from wherever either did.
+            let made = Self.ciphertextID(of: ciphertext)
             try CiphertextOrigins.append(
-                [
-                    .carried(
-                        blob: Self.ciphertextID(of: ciphertext), from: Self.ciphertextID(of: ours),
-                        folder: folder)
-                ],
+                [ours, theirs].map { .carried(blob: made, from: Self.ciphertextID(of: $0), folder: folder) },
                 to: acceptance.originsFile)
             policy.carry(ciphertext, from: Self.ciphertextID(of: ours), inFolder: folder)
+            policy.carry(ciphertext, from: Self.ciphertextID(of: theirs), inFolder: folder)
         }
         return ciphertext
     }

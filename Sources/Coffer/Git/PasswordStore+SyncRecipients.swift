@@ -2,46 +2,58 @@
 /// files and kept keys changed, which signed `.gpg-id` files the user's trusted signers vouch for, and
 /// what the report says of it.
 extension PasswordStore {
-    /// For every ciphertext (by ``ciphertextID(of:)``) in the trees of `base` (the remote's side),
-    /// `head` (this clone's) and their merge base, and in every commit on either side since the merge
-    /// base, the folders it was written in: an entry someone moved, copied or re-wrapped into another
-    /// folder, in one commit or over several, keeps the folder it came from. Every file counts, whatever
-    /// its name (an entry renamed to `db.bak` on the way is still the same ciphertext).
-    func blobOrigins(_ repository: GitRepository, from base: String, to head: String) throws -> BlobOrigins {
+    /// Everything this clone knows of where ciphertexts (by ``ciphertextID(of:)``) were written: the
+    /// origins log, brought up to date first with every commit of every ref (and of `revisions`) not
+    /// looked at before. A ciphertext that was ever in a folder, in any commit of the history this clone
+    /// has, keeps that folder, however it was moved, copied, renamed, deleted and added again since.
+    /// The first call reads the whole history (once); later ones only what arrived since.
+    package func updatedOrigins(_ repository: GitRepository, revisions: [String] = []) throws -> BlobOrigins {
+        guard let gitDirectory = repository.gitDirectory() else { return [:] }
+        let logFile = gitDirectory + "/coffer-origins"
+        let scannedFile = gitDirectory + "/coffer-scanned"
+        var origins = CiphertextOrigins.read(logFile)
+        let scanned = ((try? FileSystem.readFile(scannedFile)) ?? []).split(separator: 10).map {
+            String(decoding: $0, as: UTF8.self)
+        }.filter { $0.utf8.count == 40 }
+        let log =
+            ["log", "-z", "--raw", "--no-renames", "--no-abbrev", "--format=%x01%H", "--all"] + revisions
+        var output = try repository.runUnchecked(log + (scanned.isEmpty ? [] : ["--not"] + scanned))
+        // A ref scanned before and gone since (a force-push, a gc): everything again.
+        if output.status != 0 { output = try repository.runUnchecked(log) }
+        // No commit yet: nothing to learn.
+        guard output.status == 0 else { return origins }
         var seen: [(blob: String, path: String)] = []
-        let fork = try repository.runUnchecked(["merge-base", base, head])
-        var trees = [base, head]
-        if fork.status == 0 { trees.append(fork.outputText) }
-        for tree in trees { seen += try treeBlobs(repository, tree) }
-        // Each commit of either side since the fork: what it wrote, and where.
-        let ranges =
-            fork.status == 0 ? ["\(fork.outputText)..\(head)", "\(fork.outputText)..\(base)"] : [head, base]
-        for range in ranges {
-            for commit in try repository.run(["rev-list", range]).outputText.split(separator: "\n") {
-                let changes = try repository.run([
-                    "diff-tree", "-r", "-z", "--no-commit-id", "--no-renames", "--root", String(commit),
-                ]).standardOutput.split(separator: 0, omittingEmptySubsequences: false)
-                var index = 0
-                while index + 1 < changes.count {
-                    // `:OLDMODE NEWMODE OLD NEW STATUS`, then the path.
-                    let fields = changes[index].split(separator: 32)
-                    if fields.count == 5 {
-                        seen.append(
-                            (
-                                String(decoding: fields[3], as: UTF8.self),
-                                String(decoding: changes[index + 1], as: UTF8.self)
-                            ))
-                    }
-                    index += 2
-                }
+        let tokens = output.standardOutput.split(separator: 0, omittingEmptySubsequences: false)
+        var index = 0
+        while index < tokens.count {
+            let token = tokens[index].drop { $0 == 10 }
+            index += 1
+            // `:OLDMODE NEWMODE OLD NEW STATUS`, then the path.
+            guard token.first == UInt8(ascii: ":"), index < tokens.count else { continue }
+            let fields = token.split(separator: 32)
+            if fields.count == 5, !fields[3].allSatisfy({ $0 == UInt8(ascii: "0") }) {
+                seen.append(
+                    (
+                        String(decoding: fields[3], as: UTF8.self),
+                        String(decoding: tokens[index], as: UTF8.self)
+                    ))
             }
+            index += 1
         }
         let payloads = try ciphertextIDs(repository, blobs: Set(seen.map(\.blob)))
-        var origins: BlobOrigins = [:]
+        var records: [CiphertextOrigins.Record] = []
         for (blob, path) in seen {
             guard let id = payloads[blob] else { continue }
-            origins[id, default: []].insert(Self.folder(of: relativeName(repository, Substring(path))))
+            let folder = Self.folder(of: relativeName(repository, Substring(path)))
+            if origins[id, default: []].insert(folder).inserted {
+                records.append(.seen(blob: id, folder: folder))
+            }
         }
+        try CiphertextOrigins.append(records, to: logFile)
+        let tips = try repository.run(["rev-parse", "--all"] + revisions).outputText.split(separator: "\n")
+            .filter { $0.utf8.count == 40 }
+        try FileSystem.atomicWrite(
+            scannedFile, bytes: Array(tips.map { $0 + "\n" }.joined().utf8), mode: 0o600)
         return origins
     }
 
@@ -146,25 +158,6 @@ extension PasswordStore {
         name == ".gpg-id" ? "" : String(name.dropLast("/.gpg-id".count))
     }
 
-    /// After a sync: the origins log keeps, for every ciphertext in HEAD's tree, the folders it is known
-    /// to come from, with those this sync found (an entry someone moved in from a narrower folder), and
-    /// forgets ciphertexts no longer anywhere in the tree.
-    func keepOrigins(_ repository: GitRepository, scanned: BlobOrigins, acceptance: Acceptance) throws {
-        var origins = CiphertextOrigins.read(acceptance.originsFile)
-        let blobs = try treeBlobs(repository, "HEAD")
-        let payloads = try ciphertextIDs(repository, blobs: Set(blobs.map(\.blob)))
-        var present = Set<String>()
-        for (blob, path) in blobs {
-            guard let id = payloads[blob] else { continue }
-            present.insert(id)
-            let folder = Self.folder(of: relativeName(repository, Substring(path)))
-            if let found = scanned[id], found.contains(where: { $0 != folder }) {
-                origins[id, default: []].formUnion(found)
-            }
-        }
-        try CiphertextOrigins.rewrite(origins, keeping: present, to: acceptance.originsFile)
-    }
-
     /// A path of `repository` as a name relative to the store root.
     private func relativeName(_ repository: GitRepository, _ path: Substring) -> String {
         (repository.directory + "/" + path).droppingPathPrefix(root)
@@ -205,20 +198,28 @@ extension PasswordStore {
     /// signature by one of `signers`. The commit's signature covers the file's place and its history,
     /// which a `.gpg-id.sig` does not: a signed `.gpg-id` copied into another folder, or an old one
     /// put back, is a commit of whoever did it.
+    ///
+    /// The commit is found in topological order (commit dates are whatever their author wrote) with
+    /// git's usual simplification, which follows a merge to the side its version of the file comes
+    /// from: merging a pushed change, even in a signed merge commit, vouches for nothing. And the file
+    /// must be as that commit has it.
     package func isSigned(
         _ file: String, by signers: Set<String>, in repository: GitRepository, range: String? = nil
     ) -> Bool {
         let file = file.replacing("/./", with: "/")
         guard !signers.isEmpty, (try? repository.hasChanges(file)) == false else { return false }
+        let pathspec = repository.pathspec(file)
         let arguments =
-            ["log", "-1", "--format=%G?%x00%GF%x00%GP"] + (range.map { [$0] } ?? []) + [
-                "--", repository.pathspec(file),
-            ]
+            ["log", "-1", "--topo-order", "--format=%H%x00%G?%x00%GF%x00%GP"] + (range.map { [$0] } ?? [])
+            + ["--", pathspec]
         guard let output = try? repository.runUnchecked(arguments), output.status == 0 else { return false }
         let fields = output.outputText.split(separator: "\u{0}", omittingEmptySubsequences: false).map(
             String.init)
-        guard fields.count == 3, ["G", "U"].contains(fields[0]) else { return false }
-        return signers.contains(fields[1].uppercased()) || signers.contains(fields[2].uppercased())
+        guard fields.count == 4, ["G", "U"].contains(fields[1]),
+            signers.contains(fields[2].uppercased()) || signers.contains(fields[3].uppercased())
+        else { return false }
+        let same = try? repository.runUnchecked(["diff", "--quiet", fields[0], "HEAD", "--", pathspec])
+        return same?.status == 0
     }
 
     /// After a sync brought the `.gpg-id` files `changed` (relative to the top of `repository`): each

@@ -347,6 +347,7 @@ struct SyncIntegration {
                         base: try base.map { try repository.blob($0.object) } ?? [], ours: ours,
                         theirs: theirs,
                         keys: recipientKeys, name: primaryFingerprint)
+                    try checkVouched(path, merged: bytes, remote: theirs)
                     mergedRecipients.insert(path)
                 case 1:
                     throw cannotMerge(path, "both sides signed their own .gpg-id", advice: .byHand)
@@ -394,6 +395,7 @@ struct SyncIntegration {
             let bytes = GPGIDFile.merge(
                 base: (try? repository.blob(base + ":" + path)) ?? [], ours: ours, theirs: theirs,
                 keys: recipientKeys, name: primaryFingerprint)
+            try checkVouched(path, merged: bytes, remote: theirs)
             let file = repository.directory + "/" + path
             guard (try? FileSystem.readFile(file)) != bytes else { continue }
             try FileSystem.atomicWrite(file, bytes: bytes, mode: store.configuration.fileMode)
@@ -402,6 +404,31 @@ struct SyncIntegration {
         guard !merged.isEmpty else { return }
         try repository.run(["add", "--"] + merged)
         for path in merged { try resign(path) }
+    }
+
+    /// A signed commit vouches for the `.gpg-id` it writes (see ``PasswordStore/isSigned(_:by:in:range:)``):
+    /// when this clone signs its commits, a merged `.gpg-id` that is not the remote's own must name no
+    /// key this clone has not accepted for the folder (or holds the secret of), or merging a pushed
+    /// recipient would sign it for every clone that trusts this one's signatures.
+    private func checkVouched(_ path: String, merged: [UInt8], remote: [UInt8]) throws {
+        guard merged != remote, repository.signsCommits, let acceptance = policy.acceptance else { return }
+        let relative = (repository.directory + "/" + path).droppingPathPrefix(store.root)
+        let folder = relative == ".gpg-id" ? "" : String(relative.dropLast("/.gpg-id".count))
+        let allowed = acceptance.accepted.keys(forFolder: folder).union(try store.ownKeys())
+        var unaccepted: [String] = []
+        for line in GPGIDFile.parse(merged) {
+            // A line no key of the keyring answers to is not accepted either.
+            guard let keys = (try? store.resolve([line]))?.flatMap(\.keys), !keys.isEmpty else {
+                unaccepted.append(Quoting.quoted(line))
+                continue
+            }
+            unaccepted += keys.map(\.fingerprint).filter { !allowed.contains($0) }
+        }
+        guard !unaccepted.isEmpty else { return }
+        throw cannotMerge(
+            path,
+            "the merged recipients name \(Self.list(unaccepted)), not accepted on this clone, in a commit it would sign",
+            advice: .acceptKey)
     }
 
     /// Whether two versions of an entry decrypt to the same text (only its encryption changed); `false`
@@ -415,13 +442,11 @@ struct SyncIntegration {
         }
     }
 
-    /// The encryption subkeys a `.gpg-id` line stands for, or `nil` when the keyring cannot tell.
+    /// The encryption subkeys a `.gpg-id` line stands for, or `nil` when the keyring cannot tell (it
+    /// has no key for the line: the line then stands for itself, and is not lost in the merge).
     private func recipientKeys(_ line: String) -> [String]? {
-        do {
-            return try store.engine.encryptionKeyIDs(for: [line]).sorted()
-        } catch {
-            return nil
-        }
+        guard let keys = try? store.engine.encryptionKeyIDs(for: [line]), !keys.isEmpty else { return nil }
+        return keys.sorted()
     }
 
     /// The fingerprint of the key a subkey id belongs to, for writing a recipient on a line of its own.

@@ -195,7 +195,9 @@ extension PasswordStore {
     /// The primary keys a message is encrypted to, from its key ids; `nil` when it hides them (a key id
     /// of zeros) or one belongs to no key of the keyring.
     package func readers(of ciphertext: [UInt8]) throws -> Set<String>? {
-        guard let keyIDs = OpenPGPPackets.recipientKeyIDs(ciphertext), !keyIDs.isEmpty,
+        guard OpenPGPPackets.isUsualMessage(ciphertext),
+            let keyIDs = OpenPGPPackets.recipientKeyIDs(ciphertext),
+            !keyIDs.isEmpty,
             !keyIDs.contains(String(repeating: "0", count: 16))
         else { return nil }
         var readers = Set<String>()
@@ -342,12 +344,11 @@ extension PasswordStore {
         var gained: (String) throws -> Set<String> = { _ in [] }
 
         /// A policy for the store's entries under `acceptance` (see ``PasswordStore/acceptance(at:)``).
-        package init(store: PasswordStore, acceptance: Acceptance?, origins: BlobOrigins = [:]) {
+        package init(store: PasswordStore, acceptance: Acceptance?, origins: BlobOrigins? = nil) throws {
             self.store = store
             self.acceptance = acceptance
-            var known = acceptance.map { CiphertextOrigins.read($0.originsFile) } ?? [:]
-            known.merge(origins) { $0.union($1) }
-            self.origins = known
+            // What the history says, brought up to date, unless the caller has just done so.
+            self.origins = try origins ?? acceptance.map { try store.updatedOrigins($0.repository) } ?? [:]
         }
 
         /// The folders other than `folder` where `ciphertext` is known to have been written.
@@ -401,26 +402,35 @@ extension PasswordStore {
             resolved[wanted.ids] = lines
             let own = try self.own ?? store.ownKeys()
             self.own = own
+            let target = Set(lines.filter { !$0.isAmbiguous }.flatMap { $0.keys.map(\.fingerprint) })
             var common: Set<String>?
             var elsewhere = false
             for ciphertext in ciphertexts where !ciphertext.isEmpty {
-                let current = try store.readers(of: ciphertext) ?? []
+                // A message in another shape, or to keys this keyring does not know, is left as it is: who
+                // it is encrypted to cannot be told.
+                guard let current = try store.readers(of: ciphertext) else {
+                    var left = AutomaticRecipients(
+                        ids: nil, allowed: own, withheld: target.subtracting(own).sorted())
+                    left.writtenElsewhere = true
+                    return left
+                }
                 var accepted = acceptance.accepted.keys(forFolder: folder)
                 for origin in origins[PasswordStore.ciphertextID(of: ciphertext)] ?? [] where origin != folder
                 {
                     accepted.formIntersection(acceptance.accepted.keys(forFolder: origin))
                     elsewhere = true
                 }
-                // What was not written for this folder gains no reader here.
+                // What was not written for this folder gains no reader here. The key ids a message names are
+                // not proof of who reads it (anyone can add one), so they grant nothing beyond what is
+                // accepted.
                 if try isForeign(ciphertext, inFolder: folder, wanted: wanted) {
-                    accepted = []
+                    accepted.formIntersection(current)
                     elsewhere = true
                 }
-                let side = current.union(accepted).union(own)
+                let side = accepted.union(own)
                 common = common.map { $0.intersection(side) } ?? side
             }
             let allowed = common ?? acceptance.accepted.keys(forFolder: folder).union(own)
-            let target = Set(lines.filter { !$0.isAmbiguous }.flatMap { $0.keys.map(\.fingerprint) })
             let ambiguous = lines.filter(\.isAmbiguous).flatMap { $0.keys.map(\.fingerprint) }
             let withheld = target.subtracting(allowed).union(ambiguous.filter { !allowed.contains($0) })
             if withheld.isEmpty && !lines.contains(where: \.isAmbiguous) {
@@ -560,7 +570,7 @@ extension PasswordStore {
                     let name = String(file.droppingPathPrefix(root).dropLast(4))
                     return acceptance.accepted.record(forFolder: Self.folder(of: name))?.folder == folder
                 }
-                var policy = AutomaticPolicy(store: self, acceptance: acceptance)
+                var policy = try AutomaticPolicy(store: self, acceptance: acceptance)
                 policy.gained = { _ in [key.fingerprint] }
                 let planned = try automaticReencryptions(of: files, policy: &policy)
                 var plan = ReencryptionPlan(jobs: planned.jobs)

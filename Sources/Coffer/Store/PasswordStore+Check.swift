@@ -227,7 +227,7 @@ extension PasswordStore {
         let engine = self.engine
         var repair = Repair(
             acceptance: acceptance, confirm: confirm,
-            policy: AutomaticPolicy(store: self, acceptance: acceptance))
+            policy: try AutomaticPolicy(store: self, acceptance: acceptance))
         try Parallel.forEach(entries.map(\.1)) { entry in
             try Self.examine(entry, engine: engine)
         } consume: { index, result in

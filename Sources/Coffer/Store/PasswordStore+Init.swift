@@ -167,7 +167,7 @@ extension PasswordStore {
     ) throws -> ReencryptionPlan {
         guard let path else { return ReencryptionPlan() }
         let acceptance = try acceptance(at: path)
-        var policy = AutomaticPolicy(store: self, acceptance: acceptance)
+        var policy = try AutomaticPolicy(store: self, acceptance: acceptance)
         if let asked {
             let askedFolder = folderName(ofPath: EntryName.trimmed(asked))
             policy.gained = { folder in
@@ -191,8 +191,10 @@ extension PasswordStore {
             let recipients = try recipients(forFolder: Self.folder(of: relative))
             // An entry written in another folder (someone moved or copied it here) is not the user's to
             // hand to this folder's recipients by changing them.
+            // So is one in a shape other than the usual (see ``OpenPGPPackets/isUsualMessage(_:)``): what
+            // it holds and who reads it cannot be told from its packets.
             guard let askedFolder, let governing = recipients.file.map(Self.folder(ofGPGID:)),
-                !governing.isPath(inside: askedFolder),
+                !governing.isPath(inside: askedFolder), OpenPGPPackets.isUsualMessage(ciphertext),
                 policy.otherOrigins(of: ciphertext, besides: Self.folder(of: relative)).isEmpty,
                 try !policy.isForeign(ciphertext, inFolder: Self.folder(of: relative), wanted: recipients)
             else {

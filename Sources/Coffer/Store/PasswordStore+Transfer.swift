@@ -188,7 +188,7 @@ extension PasswordStore {
     {
         var plan = plan
         var jobs: [Reencryption] = []
-        var policy = AutomaticPolicy(store: self, acceptance: acceptance)
+        var policy = try AutomaticPolicy(store: self, acceptance: acceptance)
         var wantedByRecipients: [[String]: Set<String>] = [:]
         func consider(_ file: String, landingAt place: String) throws {
             let ciphertext = try FileSystem.readFile(file)
@@ -200,17 +200,19 @@ extension PasswordStore {
                 try wantedByRecipients[recipients.ids] ?? engine.encryptionKeyIDs(for: recipients.ids)
             wantedByRecipients[recipients.ids] = wanted
             if OpenPGPPackets.recipientKeyIDs(ciphertext) == wanted { return }
-            // An entry moved with its folder that was not written for that folder (someone copied it
-            // in) is the user's to move, not to hand to more readers: it keeps those it has, at most.
-            if FileSystem.isDirectory(plan.source), file != place, acceptance != nil {
+            // An entry that was not written for its folder (someone copied it in), moved alone or with
+            // its folder, is the user's to move, not to hand to more readers: it keeps those it has, at
+            // most. One in a shape other than the usual moves as it is: who reads it cannot be told.
+            if file != place, acceptance != nil {
                 let relative = file.droppingPathPrefix(root)
                 let here = try self.recipients(forFolder: Self.folder(of: relative))
                 let folder = Self.folder(of: relative)
-                if try policy.isForeign(ciphertext, inFolder: folder, wanted: here)
+                if try !OpenPGPPackets.isUsualMessage(ciphertext)
+                    || policy.isForeign(ciphertext, inFolder: folder, wanted: here)
                     || !policy.otherOrigins(of: ciphertext, besides: folder).isEmpty
                 {
                     plan.foreign.insert(place)
-                    let readers = try readers(of: ciphertext) ?? []
+                    guard let readers = try readers(of: ciphertext) else { return }
                     let keys = try resolve(recipients.ids).filter { !$0.isAmbiguous }.flatMap(\.keys)
                     let kept = Set(keys.map(\.fingerprint)).intersection(readers.union(try ownKeys()))
                     guard !kept.isEmpty else { return }
