@@ -25,8 +25,11 @@ struct SyncModelOptions: Sendable {
     /// `fsck`, `mode` (no switching between rebase and merge), `full` and `pass` (those ways of starting
     /// coffer), `merge` (every clone rebases), `rebase` (every clone merges), `sign` (no seed signs its
     /// commits; otherwise a quarter of the seeds sign every commit and require signatures), `quoted` (no
-    /// entry names git quotes: no spaces, ASCII only).
+    /// entry names git quotes: no spaces, ASCII only), `hostile` (no hostile clone; otherwise half the seeds
+    /// that do not sign have one, see `SyncModelHostile.swift`).
     var without: Set<String> = []
+    /// Whether the run has a hostile clone whatever the seed says (unless it signs).
+    var hostile = false
     /// The time limit of one command, in seconds.
     var commandTimeout: Double = 240
 
@@ -62,6 +65,10 @@ struct SyncModelFigures: Sendable {
     var values = 0
     /// Values users deliberately overwrote or removed.
     var destroyed = 0
+    /// Pushes of the hostile clone that the remote took.
+    var hostilePushes = 0
+    /// Messages on the remote the hostile clone's key opens (checked for honest values at the end).
+    var hostileReadable = 0
 
     /// Adds another run's counts.
     mutating func add(_ other: SyncModelFigures) {
@@ -75,12 +82,15 @@ struct SyncModelFigures: Sendable {
         conflictedEntries += other.conflictedEntries
         values += other.values
         destroyed += other.destroyed
+        hostilePushes += other.hostilePushes
+        hostileReadable += other.hostileReadable
     }
 
     var summary: String {
         "\(commands) commands, \(syncs) syncs (\(failedSyncs) not exit 0, \(killed) of \(killsArmed) armed kills "
             + "killed), \(manualMerges) merges by hand, \(values) values written, \(destroyed) overwritten by users, "
-            + "\(conflictedEntries) entries in conflict at the end"
+            + "\(conflictedEntries) entries in conflict at the end, \(hostilePushes) hostile pushes, "
+            + "\(hostileReadable) messages the hostile key opens"
     }
 }
 
@@ -174,12 +184,22 @@ final class SyncModelRun {
     var lastSync: [String] = Array(repeating: "", count: 3)
     private var recipientKeyIDs: [[String]: Set<String>] = [:]
     private var blobMarkers: [String: [String]] = [:]
+    /// The hostile clone's own choices, apart from the honest ones: a seed without it runs as before.
+    var hostileRandom: SeededRandom
+    /// The hostile clone's key, when the run has one.
+    var hostileKey: String?
+    var hostilePushes = 0 {
+        didSet { figures.hostilePushes = hostilePushes }
+    }
+    /// The folder each value was written in by an honest clone (entries only).
+    var writtenIn: [String: String] = [:]
 
     init(options: SyncModelOptions) throws {
         self.options = options
         sandbox = try GPGSandbox()
         coffer = try CofferBinary.path()
         random = SeededRandom(seed: options.seed)
+        hostileRandom = SeededRandom(seed: options.seed ^ 0x6D61_6C6C_6F72_79)
         entryNames = options.without.contains("quoted") ? Self.plainEntryNames : Self.entryNames
         recipientFolders = ["", "team", options.without.contains("quoted") ? "uni" : "ünï"]
         // The process id keeps the markers of two runs of one seed apart (two test runs at once share
@@ -435,6 +455,11 @@ final class SyncModelRun {
     func setUp() throws -> Bool {
         let keys = sandbox.keys.map(\.email)
         signed = !options.without.contains("sign") && random.chance(0.25)
+        // Required signatures would turn the hostile clone's every push away.
+        if !signed && (options.hostile || (!options.without.contains("hostile") && hostileRandom.chance(0.5)))
+        {
+            hostileKey = try makeHostileKey()
+        }
         // The remote is a local folder, so its receive-pack would die with a killed sync and leave a ref lock
         // a real server never leaves: it runs in a session of its own, as a server's would.
         var lines = [
@@ -461,6 +486,7 @@ final class SyncModelRun {
         lines.append(command(0, "path", ["git", "add", "--", Self.textFile]))
         lines.append(
             command(0, "path", ["git", "commit"] + (signed ? ["-S"] : []) + ["-q", "-m", "Add notes."]))
+        if let hostileKey { lines += hostileSetupLines(key: hostileKey) }
         lines.append(command(0, "git", ["remote", "add", "origin", "$S/remote.git"]))
         lines.append(command(0, "path", ["sync"]))
         lines.append(command(1, "path", ["clone", "$S/remote.git", "--path", "$S/two"]))
@@ -485,7 +511,11 @@ final class SyncModelRun {
             }
         }
         startModes = modes
-        for (marker, what) in written { ledger.recordWrite(marker, clone: 0, step: 0, what: what) }
+        if hostileKey != nil { try cloneForMallory() }
+        for (marker, what) in written {
+            ledger.recordWrite(marker, clone: 0, step: 0, what: what)
+            if what != Self.textFile { writtenIn[marker] = PasswordStore.folder(of: what) }
+        }
         for clone in 0..<3 {
             snapshots[clone] = snapshot(clone)
             baselines[clone] = snapshots[clone].markers
@@ -498,6 +528,7 @@ final class SyncModelRun {
     // MARK: Random steps
 
     func randomStep() throws {
+        if hostileKey != nil && hostileRandom.chance(0.3) { try hostileStep() }
         let clone = Int.random(in: 0..<3, using: &random)
         var choices: [(weight: Int, name: String)] = [
             (30, "edit"), (10, "add"), (25, "sync"),
@@ -567,9 +598,15 @@ final class SyncModelRun {
         }
     }
 
+    /// The entries users pick: all of them, or with a hostile clone only those an honest user made.
+    func honestEntries(_ snapshot: SyncModelSnapshot) -> [String] {
+        hostileKey == nil ? snapshot.entries : snapshot.entries.filter { entryNames.contains($0) }
+    }
+
     func editEntry(_ clone: Int) throws {
         let before = snapshots[clone]
-        guard let name = before.entries.randomElement(using: &random), let item = before.items[name + ".gpg"]
+        guard let name = honestEntries(before).randomElement(using: &random),
+            let item = before.items[name + ".gpg"]
         else {
             return try addEntry(clone)
         }
@@ -608,18 +645,21 @@ final class SyncModelRun {
     }
 
     func renameEntry(_ clone: Int) throws {
-        let existing = snapshots[clone].entries
-        let free = entryNames.filter { !existing.contains($0) }
-        guard let source = existing.randomElement(using: &random),
-            let target = free.randomElement(using: &random)
-        else { return try editEntry(clone) }
+        let existing = honestEntries(snapshots[clone])
+        var free = entryNames.filter { !snapshots[clone].entries.contains($0) }
+        guard let source = existing.randomElement(using: &random) else { return try editEntry(clone) }
+        // With a hostile clone, users keep entries on their side of the folder it may read.
+        if hostileKey != nil {
+            free = free.filter { Self.isHostileFolder($0) == Self.isHostileFolder(source) }
+        }
+        guard let target = free.randomElement(using: &random) else { return try editEntry(clone) }
         try userCommand(
             clone, command(clone, randomStyle(), ["mv", source, target]),
             comment: "\(Self.cloneNames[clone]) renames \(source) to \(target)", path: nil, newText: nil)
     }
 
     func removeEntry(_ clone: Int) throws {
-        guard let name = snapshots[clone].entries.randomElement(using: &random) else {
+        guard let name = honestEntries(snapshots[clone]).randomElement(using: &random) else {
             return try addEntry(clone)
         }
         try userCommand(
@@ -763,9 +803,13 @@ final class SyncModelRun {
             for marker in newMarkers where after.markers.contains(marker) && !before.markers.contains(marker)
             {
                 ledger.recordWrite(marker, clone: clone, step: step, what: "\(comment) (\(path ?? "?"))")
+                if let path, path.hasSuffix(".gpg") {
+                    writtenIn[marker] = PasswordStore.folder(of: String(path.dropLast(4)))
+                }
             }
         } else {
-            if stateBefore.settled {
+            // What a hostile clone pushed makes writes fail (a key not accepted, a line two keys answer to).
+            if stateBefore.settled && hostilePushes == 0 {
                 failOnce(
                     "command-failed " + SyncModelRun.normalized(result.errorText), "command-failed",
                     "\(line) failed (\(result.status)) on a clean clone: \(result.errorText.lastLines)")
@@ -816,6 +860,8 @@ final class SyncModelRun {
         // "Nothing was changed" means: back where the clone was when it last was settled (a sync that
         // follows a killed one first undoes what that one left).
         let headBefore = settledHeads[clone]
+        let snapshotBefore = snapshots[clone]
+        let settledBefore = try gitState(clone).settled
         let result = try shell(line, comment: comment)
         if armed && result.status == 128 + SIGKILL { figures.killed += 1 }
         if result.status != 0 { figures.failedSyncs += 1 }
@@ -825,6 +871,10 @@ final class SyncModelRun {
         ledger.recordSeen(after.markers, clone: clone, step: step)
         let state = try gitState(clone)
         let remote = try remoteHead()
+        if result.status == 0 && settledBefore {
+            checkRecipientReport(
+                before: snapshotBefore, after: after, output: result.outputText + result.errorText)
+        }
         if result.status == 0 {
             if !state.settled {
                 failOnce(
@@ -934,7 +984,7 @@ final class SyncModelRun {
 
     /// Files that are not entries never rest with conflict markers; entries always decrypt.
     func checkSettledFiles(_ clone: Int, _ snapshot: SyncModelSnapshot) {
-        for (path, item) in snapshot.items.sorted(by: { $0.key < $1.key }) {
+        for (path, item) in snapshot.items.sorted(by: { $0.key < $1.key }) where !Self.isPlanted(path) {
             if !path.hasSuffix(".gpg") && item.conflict {
                 let kind = path.hasSuffix(".gpg-id") ? "gpg-id-conflict-markers" : "file-conflict-markers"
                 failOnce(
@@ -1036,7 +1086,10 @@ final class SyncModelRun {
                     "\(name) holds a conflict but coffer show (exit \(shown.status)) does not say so")
             }
         }
-        if converged { try checkRecipients(0) }
+        // With a hostile clone, entries are left narrower than their .gpg-id on purpose; what counts is
+        // that its key opens no honest value from elsewhere.
+        if converged && hostileKey == nil { try checkRecipients(0) }
+        if hostileKey != nil { try checkHostileReads() }
         try checkNoPlaintext()
     }
 

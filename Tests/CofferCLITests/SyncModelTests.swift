@@ -1,6 +1,8 @@
 import CofferTestSupport
 import Testing
 
+@testable import Coffer
+
 /// The multi-clone model of `coffer sync` (``SyncModelRun``): fixed seeds in `make test`, new seeds in
 /// `make soak` (`scripts/soak.sh`, the soak named sync-model).
 ///
@@ -13,7 +15,7 @@ import Testing
 @Suite("Sync model: three clones, random edits, syncs and kills")
 struct SyncModelTests {
     /// The seeds `make test` runs.
-    static let fixedSeeds: [UInt64] = [7019, 7003, 6072, 7060, 802_990_158_119]
+    static let fixedSeeds: [UInt64] = [7019, 7003, 6072, 7060, 802_990_158_119, 116]
 
     @Test(arguments: fixedSeeds)
     func fixedSeed(_ seed: UInt64) throws {
@@ -41,6 +43,46 @@ struct SyncModelTests {
         #expect(kinds.contains("sync-lost-value"), "\(run.failures)")
         #expect(kinds.contains("plaintext-on-disk"), "\(run.failures)")
         #expect(!kinds.contains("no-convergence"), "\(run.failures)")
+    }
+
+    /// The hostile clone's checks are strict: a value written outside `team/` that Mallory's key opens,
+    /// and a sync that changes a `.gpg-id` without saying so, are found.
+    @Test func checkerFindsWhatTheHostileCloneCanReadAndUnreportedRecipients() throws {
+        var options = SyncModelOptions(seed: 43, steps: 0, without: ["sign", "kill"])
+        options.hostile = true
+        let run = try SyncModelRun(options: options)
+        #expect(try run.setUp())
+        let key = try #require(run.hostileKey)
+        run.step = 1
+        // What a coffer that widened an entry would push: web/leak for clone one's key and Mallory's.
+        let marker = run.newMarker()
+        try run.shell(
+            "mkdir -p \"$S/one/web\" && printf '%s\\n' \(marker) | gpg --batch --quiet --trust-model always -e "
+                + "-r \(run.sandbox.keys[0].email) -r \(key) -o \"$S/one/web/leak.gpg\" && "
+                + run.command(0, "git", ["add", "--", "web/leak.gpg"]) + " && "
+                + run.command(0, "git", ["commit", "-q", "-m", "leak"]) + " && "
+                + run.command(0, "git", ["push", "-q"]),
+            comment: "a widened entry pushed")
+        run.ledger.recordWrite(marker, clone: 0, step: 1, what: "web/leak")
+        run.writtenIn[marker] = "web"
+        try run.checkHostileReads()
+        #expect(run.failures.map(\.kind).contains("hostile-clone-reads"), "\(run.failures)")
+        // A .gpg-id the sync changed, and an output that does not say so.
+        var before = run.snapshots[0]
+        before.items["ünï/.gpg-id"] = run.item(Array("\(run.sandbox.keys[0].email)\n".utf8))
+        var after = before
+        after.items["ünï/.gpg-id"] = run.item(Array("\(run.sandbox.keys[1].email)\n".utf8))
+        run.checkRecipientReport(before: before, after: after, output: "Already up to date.\n")
+        #expect(run.failures.map(\.kind).contains("recipient-change-unreported"), "\(run.failures)")
+        // Said, it passes (another file: a failure is reported once per file).
+        before.items["web/.gpg-id"] = before.items["ünï/.gpg-id"]
+        after.items["web/.gpg-id"] = after.items["ünï/.gpg-id"]
+        before.items["ünï/.gpg-id"] = nil
+        after.items["ünï/.gpg-id"] = nil
+        let count = run.failures.count
+        run.checkRecipientReport(
+            before: before, after: after, output: "Recipients of web changed by commit abc\n")
+        #expect(run.failures.count == count)
     }
 
     @Test(.enabled(if: environmentVariable("COFFER_SYNC_SEED") != nil))
