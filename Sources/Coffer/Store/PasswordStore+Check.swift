@@ -166,9 +166,27 @@ extension PasswordStore {
                 .found(StoreFinding(kind: kind, path: relative(path), message: message, fixed: fixed)))
         }
 
+        // The store folder itself: another user who may write it can put entries there.
+        var rootInfo = stat()
+        if lstat(root, &rootInfo) == 0 {
+            if rootInfo.st_uid != geteuid() {
+                found(
+                    .permissions, root + "/.", "owned by user \(rootInfo.st_uid), not by you (\(geteuid()))")
+            } else if rootInfo.st_mode & 0o777 & ~configuration.folderMode != 0 {
+                if fix { chmod(root, rootInfo.st_mode & 0o777 & configuration.folderMode) }
+                found(
+                    .permissions, root + "/.",
+                    "mode \(String(rootInfo.st_mode & 0o777, radix: 8)), expected at most "
+                        + String(configuration.folderMode, radix: 8),
+                    fixed: fix)
+            }
+        }
         try FileTree.walk(root, sorted: true, examineFiles: true) { path, item in
             let name = item.nameString
             if item.isLink || (name == ".git" && FileSystem.parent(of: path) == root) { return false }
+            if let owner = item.owner, owner != geteuid() {
+                found(.permissions, path, "owned by user \(owner), not by you (\(geteuid()))")
+            }
             let expected = item.isFolder ? configuration.folderMode : configuration.fileMode
             if item.mode & 0o777 & ~expected != 0 {
                 if fix { chmod(path, item.mode & 0o777 & expected) }

@@ -92,8 +92,18 @@ public struct PasswordStore: Sendable {
     /// Every change to the store passes it first: a file written, replaced or removed, a folder made, a
     /// name renamed, so that no symlink in the store (one that came with a pull, say) can lead a write
     /// elsewhere.
+    ///
+    /// A store folder that belongs to another user is refused too (as git refuses a repository of
+    /// "dubious ownership"): whoever owns it can put entries of their own there, or take them away.
     package func checkInsideStore(_ path: String) throws {
         guard let storeRoot = FileSystem.realPath(root) else { return }
+        var info = stat()
+        if stat(storeRoot, &info) == 0, info.st_uid != geteuid() {
+            throw CofferError(
+                .invalidName,
+                "the password store folder \(Quoting.quoted(storeRoot)) belongs to user \(info.st_uid), not to you; "
+                    + "refusing to write to it")
+        }
         var existing = path
         while FileSystem.kind(existing) == .missing {
             let above = FileSystem.parent(of: existing)

@@ -28,6 +28,8 @@ package enum FileTree {
         package var link: [UInt8]?
         /// Whether the item is a link that could not be read.
         package var linkUnreadable = false
+        /// The user who owns the item itself; `nil` when it was not examined.
+        package var owner: uid_t?
 
         /// The name as text.
         package var nameString: String { String(decoding: name, as: UTF8.self) }
@@ -123,6 +125,7 @@ package enum FileTree {
             name: bytes, mode: own.st_mode, targetMode: target.st_mode,
             device: isLink ? target.st_dev : own.st_dev,
             inode: isLink ? target.st_ino : own.st_ino, link: nil)
+        item.owner = own.st_uid
         if isLink {
             var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
             let count = buffer.withUnsafeMutableBufferPointer { raw in

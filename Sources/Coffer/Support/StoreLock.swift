@@ -17,7 +17,10 @@
 /// A store whose root does not exist yet is locked through the nearest folder above it that can be
 /// opened (its parent, usually), for the whole run of the writer that may make it. A writer that finds
 /// the root takes its parent's lock shared for a moment once it holds the root's, so that it waits for a
-/// writer still making the store.
+/// writer still making the store. Both only when that folder is private (the user's own, readable by no
+/// one else): anyone who can open a folder can hold its lock, and a home folder readable by all would
+/// let another user stop every write. Writers that make a store under a folder others can read are not
+/// kept apart.
 ///
 /// A writer that waits longer than its timeout gives up naming the process that holds the lock, as
 /// `/proc/locks` lists it (on Linux; `?` elsewhere). A lock won on a folder that is no longer the one at
@@ -49,6 +52,8 @@ enum StoreLock {
     private static func acquire(_ root: String, deadline: Double) throws -> Int32 {
         while true {
             let (folder, descriptor) = try openFolder(atOrAbove: root)
+            // Not the store, and open to others: no lock rather than one another user may hold.
+            if folder != root && !isPrivate(descriptor) { return descriptor }
             do {
                 try lock(descriptor, LOCK_EX, folder, deadline: deadline)
             } catch {
@@ -68,6 +73,7 @@ enum StoreLock {
                 let above = SystemCall.retrying { open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
                 if above >= 0 {
                     defer { close(above) }
+                    guard isPrivate(above) else { return descriptor }
                     do {
                         try lock(above, LOCK_SH, parent, deadline: deadline)
                     } catch {
@@ -110,6 +116,13 @@ enum StoreLock {
             }
             usleep(20_000)
         }
+    }
+
+    /// Whether the folder open as `descriptor` is this user's and no one else may read it, so that no
+    /// one else can open it to hold its lock.
+    private static func isPrivate(_ descriptor: Int32) -> Bool {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 && info.st_uid == geteuid() && info.st_mode & 0o044 == 0
     }
 
     /// Whether two descriptors are open on the same folder.
