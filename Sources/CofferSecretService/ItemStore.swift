@@ -225,6 +225,8 @@ package struct ItemStore: Sendable {
         package var created: UInt64
         /// The items, by entry id.
         package var items: [String: ItemMetadata]
+        /// How many of its entries (the `.collection` entry included) did not decrypt.
+        package var unreadable = 0
     }
 
     /// What identifies a version of a file without reading it: device, inode, size and change time.
@@ -295,6 +297,7 @@ package struct ItemStore: Sendable {
         } consume: { index, result in
             guard case .success(let metadata) = result else {
                 unreadable += 1
+                collections[names[work[index]].collection].unreadable += 1
                 return
             }
             fresh[entries[index]] = (names[work[index]].stamp, metadata)
@@ -313,6 +316,18 @@ package struct ItemStore: Sendable {
         }
         cache = fresh
         return (collections, unreadable)
+    }
+
+    /// The ids of the entries in `collection`'s folder (its `.collection` entry among them), links left
+    /// out.
+    package func entryIDs(collection: String) -> [String] {
+        let folder = store.root + "/" + Self.folder + "/" + collection
+        guard FileSystem.kind(folder) == .directory, let names = try? FileSystem.contents(of: folder) else {
+            return []
+        }
+        return names.filter { $0.hasSuffix(".gpg") && FileSystem.kind(folder + "/" + $0) == .file }.map {
+            String($0.dropLast(4))
+        }.filter { !$0.isEmpty }.sorted()
     }
 
     /// Records in `cache` what was just written to entry `name`, so that the next load does not decrypt it.

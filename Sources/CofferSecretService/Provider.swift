@@ -184,8 +184,11 @@
                     collection.items[Self.pathElement(id)] = Item(id: id, metadata: metadata)
                     collection.modified = max(collection.modified, metadata.modified)
                 }
-                // A collection keeps its lock state across refreshes.
-                collection.locked = collections[Self.pathElement(stored.id)]?.locked ?? false
+                // A collection keeps its lock state across refreshes. One first seen with entries that do
+                // not decrypt (its key's passphrase not given yet) is locked: served as unlocked, it would
+                // look empty, and a client could write over what it cannot see.
+                collection.locked =
+                    collections[Self.pathElement(stored.id)]?.locked ?? (stored.unreadable > 0)
                 fresh[Self.pathElement(stored.id)] = collection
             }
             if fresh["login"] == nil && aliases["default"] == "login" {
@@ -887,6 +890,8 @@
                             continue
                         }
                     }
+                    // What did not decrypt before the unlock is read now.
+                    if !unlocked.isEmpty { refresh() }
                     emit(
                         path, Self.promptInterface, "Completed",
                         [.boolean(unlocked.isEmpty), .variant(.objectPaths(unlocked))])
@@ -904,8 +909,11 @@
         /// Whether the entries of `collection` decrypt now (gpg asks for the passphrase through pinentry when
         /// the agent does not hold it).
         func unlockCollection(_ collection: Collection) -> Bool {
-            guard let first = collection.items.values.first else { return true }
-            return (try? items.read(collection: collection.id, id: first.id)) != nil
+            // With no item read yet (none decrypted when it was loaded), one of its entries must decrypt now.
+            guard
+                let id = collection.items.values.first?.id ?? items.entryIDs(collection: collection.id).first
+            else { return true }
+            return (try? items.read(collection: collection.id, id: id)) != nil
         }
 
         // MARK: - Signals and clients

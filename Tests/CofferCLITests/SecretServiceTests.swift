@@ -688,6 +688,60 @@ struct SecretServiceTests {
             "\(result.outputText)\(result.errorText)")
     }
 
+    @Test("A collection whose key's passphrase is not given at start is locked, not empty, until unlocked")
+    func unreadableAtStartIsLocked() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            gpg --batch --quiet --pinentry-mode loopback --passphrase 'lock-pass' \
+                --quick-gen-key 'Lock Test <lock@coffer.test>' ed25519 sign never
+            fpr=$(gpg --with-colons --list-keys lock@coffer.test | awk -F: '/^fpr/ {print $10; exit}')
+            gpg --batch --quiet --pinentry-mode loopback --passphrase 'lock-pass' --quick-add-key "$fpr" cv25519 encr never
+            # pinentry is cancelled (the user dismisses it, or none can be shown).
+            printf 'allow-preset-passphrase\npinentry-program /bin/false\n' >> "$GNUPGHOME/gpg-agent.conf"
+            gpgconf --kill gpg-agent
+            /usr/bin/pass init -p secret-service/login "$fpr" >/dev/null
+            grip=$(gpg --with-colons --with-keygrip --list-secret-keys lock@coffer.test | awk -F: '/^grp/ {g=$10} END {print g}')
+            printf %s 'lock-pass' | /usr/lib/gnupg/gpg-preset-passphrase --preset "$grip"
+            start_provider
+            printf %s 'kept-Sekret' | secret-tool store --label='Kept' service kept-1
+            stop_provider
+            # A new login: the agent has forgotten the passphrase.
+            gpgconf --kill gpg-agent
+            start_provider
+            python3 -c '
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            c = secretstorage.get_default_collection(bus)
+            print("locked", c.is_locked())
+            try:
+                c.create_item("Other", {"service": "other-1"}, b"other-Sekret")
+                print("created while locked")
+            except Exception as error:
+                print("refused", type(error).__name__)
+            try:
+                c.set_label("Renamed")
+                print("renamed while locked")
+            except Exception as error:
+                print("refused", type(error).__name__)
+            '
+            printf %s 'lock-pass' | /usr/lib/gnupg/gpg-preset-passphrase --preset "$grip"
+            python3 -c '
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            c = secretstorage.get_default_collection(bus)
+            print("dismissed", c.unlock())
+            print("locked", c.is_locked(), [i.get_secret() for i in c.get_all_items()])
+            '
+            """#)
+        #expect(
+            result.outputText
+                == "locked True\nrefused LockedException\nrefused LockedException\ndismissed False\n"
+                + "locked False [b'kept-Sekret']\n",
+            "\(result.outputText)\(result.errorText)")
+        #expect(try bus.installed.uncommitted().isEmpty)
+    }
+
     @Test("An entry made by hand is an item; changing it through the bus keeps its other lines")
     func handMadeEntry() throws {
         let bus = try SecretServiceSandbox()
