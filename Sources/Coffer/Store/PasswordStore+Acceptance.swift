@@ -436,7 +436,9 @@ extension PasswordStore {
             if withheld.isEmpty && !lines.contains(where: \.isAmbiguous) {
                 return AutomaticRecipients(ids: wanted.ids, allowed: allowed, withheld: [])
             }
-            let kept = target.intersection(allowed)
+            // A line two keys answer to keeps those of its keys that are allowed (the user's own among
+            // them): dropping the line would encrypt the entry for the other lines alone, without its owner.
+            let kept = target.union(ambiguous).intersection(allowed)
             var chosen = AutomaticRecipients(
                 ids: kept.isEmpty ? nil : kept.sorted(), allowed: allowed, withheld: withheld.sorted())
             chosen.writtenElsewhere = elsewhere
