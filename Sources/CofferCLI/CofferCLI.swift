@@ -36,7 +36,13 @@ public enum CofferCLI {
             }
             variable += 1
         }
-        exit(main(CommandLine.arguments))
+        var status = main(CommandLine.arguments)
+        // Output that could not be written (a full disk) is a failure, as it is for cat, not a success.
+        if let failure = OutputStream.failure {
+            standardError.line("Error: write error: \(String(cString: strerror(failure)))")
+            if status == 0 { status = 1 }
+        }
+        exit(status)
     }
 
     /// Runs `arguments` (program name first) and returns the exit status.

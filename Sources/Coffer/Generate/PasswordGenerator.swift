@@ -17,11 +17,18 @@ public struct PasswordGenerator: Sendable {
 
     /// A generator for the characters of `set`, written in `tr` syntax (`[:alnum:]`, `a-z`, `\n`, `\\`).
     ///
-    /// - Throws: ``CofferError/Code/invalidArgument`` when the set is malformed or empty.
+    /// - Throws: ``CofferError/Code/invalidArgument`` when the set is malformed or empty, or holds control
+    ///   characters (a newline, a tab, NUL): a password is line 1 of its entry, and such a character would
+    ///   cut it short or forge more lines.
     public init(characterSet set: String) throws {
         let bytes = try Self.expand(set)
         guard !bytes.isEmpty else {
             throw CofferError(.invalidArgument, "the character set \"\(set)\" contains no characters")
+        }
+        guard bytes.allSatisfy({ $0 >= 0x20 && $0 != 0x7f }) else {
+            throw CofferError(
+                .invalidArgument,
+                "the character set \(Quoting.quoted(set)) holds control characters; a password is one line")
         }
         characterSet = bytes
     }

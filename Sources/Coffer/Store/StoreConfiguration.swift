@@ -46,29 +46,37 @@ public struct StoreConfiguration: Sendable, Equatable {
         let keys = environment["PASSWORD_STORE_KEY"].map {
             $0.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
         }
-        let umaskText = environment["PASSWORD_STORE_UMASK"] ?? "077"
+        // Empty counts as unset, as pass's `${PASSWORD_STORE_UMASK:-077}` takes it.
+        let umaskText = environment["PASSWORD_STORE_UMASK"].flatMap { $0.isEmpty ? nil : $0 } ?? "077"
         var gpgOptions = GPGOptions(parsing: environment["PASSWORD_STORE_GPG_OPTS"] ?? "")
         gpgOptions.directDecryption = environment["COFFER_DIRECT_DECRYPT"] != "0"
         self.init(
             root: root,
             keyOverride: keys.flatMap { $0.isEmpty ? nil : $0 },
             umask: Self.umask(umaskText),
-            signingKeys: (environment["PASSWORD_STORE_SIGNING_KEY"] ?? "")
-                .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init),
+            signingKeys: Self.signingKeys(environment["PASSWORD_STORE_SIGNING_KEY"] ?? ""),
             gpgOptions: gpgOptions)
         self.environment = given
         self.lockTimeout = environment["COFFER_LOCK_TIMEOUT"].flatMap(Double.init) ?? 120
     }
 
-    /// `PASSWORD_STORE_UMASK` as bash's `umask` takes it: one to four octal digits, at most 0777; for
-    /// anything else bash refuses it and the process keeps the mask it has, as pass does.
+    /// `PASSWORD_STORE_UMASK` as bash's `umask` takes it: one to four octal digits, at most 0777. For
+    /// anything else bash refuses it and pass keeps the process's mask (022, often: entries every user
+    /// may read); coffer keeps 077, its default, unless the process's own mask is stricter still.
     static func umask(_ text: String) -> mode_t {
         if (1...4).contains(text.utf8.count), text.utf8.allSatisfy({ (48...55).contains($0) }),
             let value = mode_t(text, radix: 8), value <= 0o777
         {
             return value
         }
-        return inheritedUmask()
+        return inheritedUmask() | 0o077
+    }
+
+    /// `PASSWORD_STORE_SIGNING_KEY`'s keys. Set to blanks only, it is set all the same, as pass's
+    /// `[[ -n $PASSWORD_STORE_SIGNING_KEY ]]` takes it: signatures are required, and none is good.
+    static func signingKeys(_ text: String) -> [String] {
+        let keys = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
+        return keys.isEmpty && !text.isEmpty ? [text] : keys
     }
 
     /// The mode of files the store writes.

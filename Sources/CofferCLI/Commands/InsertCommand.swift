@@ -50,7 +50,7 @@ enum InsertCommand {
         let contents: SecureBytes
         if multiline {
             standardOutput.write("Enter contents of \(path) and press Ctrl+D when finished:\n\n")
-            contents = readAll()
+            contents = try readAll()
         } else if !echo {
             let password = try Terminal.readConfirmed("password", "passwords", for: path)
             contents = SecureBytes(password.bytes + [10])
@@ -74,7 +74,7 @@ enum InsertCommand {
         guard store.contains(name) else { throw Exit.die("Error: \(name) is not in the password store.") }
         var fromInput: [[UInt8]] = []
         if assignments.contains(where: { !$0.contains("=") }) {
-            fromInput = readAll().withUnsafeBytes { $0.split(separator: UInt8(ascii: "\n")).map(Array.init) }
+            fromInput = try readAll().withUnsafeBytes { $0.split(separator: UInt8(ascii: "\n")).map(Array.init) }
         }
         var changes: [(key: String, value: String)] = []
         for assignment in assignments {
@@ -149,8 +149,16 @@ enum InsertCommand {
         }
     }
 
-    /// Everything left on standard input, read into wiped memory (a read error ends it, as for bash).
-    static func readAll() -> SecureBytes {
-        (try? SystemCall.readAllSecret(0)) ?? SecureBytes([])
+    /// Everything left on standard input, read into wiped memory. A read error (standard input a folder,
+    /// or not open for reading) stops the command, as gpg's stops pass's: taken for the end of the input,
+    /// it would replace the entry with what was read so far.
+    static func readAll() throws -> SecureBytes {
+        do {
+            return try SystemCall.readAllSecret(0)
+        } catch {
+            let reason = (error as? CofferError)?.errno?.description ?? "\(error)"
+            standardError.line("Error: cannot read standard input: \(reason)")
+            throw Exit.die("Password encryption aborted.")
+        }
     }
 }

@@ -29,10 +29,22 @@ struct OutputStream: Sendable {
         write(text + "\n")
     }
 
-    /// Writes raw memory; a closed reader ends the output silently.
+    /// Writes raw memory. A reader that went away ends the output silently (SIGPIPE, as for pass); any
+    /// other failure (a full disk, a closed descriptor) is kept, and the command then exits 1 saying so
+    /// (see ``OutputStream/failure``).
     func write(_ buffer: UnsafeRawBufferPointer) {
-        try? SystemCall.writeAll(descriptor, buffer)
+        do {
+            try SystemCall.writeAll(descriptor, buffer)
+        } catch {
+            let number = (error as? CofferError)?.errno?.rawValue ?? EIO
+            if descriptor == 1 && number != EPIPE { Self.failures.withLock { $0 = $0 ?? number } }
+        }
     }
+
+    private static let failures = Locked<Int32?>(nil)
+
+    /// Why writing to standard output failed, when it did: the `errno` of the first failure.
+    static var failure: Int32? { failures.withLock { $0 } }
 }
 
 /// Standard output.

@@ -22,7 +22,12 @@ import Testing
         #expect(Set(password.bytes).count == 10)
     }
 
-    @Test func emptySetIsAnError() {
+    @Test func emptySetIsAnError() throws {
         #expect(throws: CofferError.self) { try PasswordGenerator(characterSet: "") }
+        // A newline, a tab or NUL would cut line 1 short or forge more lines.
+        for set in ["\n", "a\\n", "[:space:]", "[:cntrl:]", "\\000", "a\t"] {
+            #expect(throws: CofferError.self, "\(set)") { try PasswordGenerator(characterSet: set) }
+        }
+        #expect(try PasswordGenerator(characterSet: "a ").characterSet.sorted() == [32, 97])
     }
 }
