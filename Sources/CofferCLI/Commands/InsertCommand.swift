@@ -74,7 +74,9 @@ enum InsertCommand {
         guard store.contains(name) else { throw Exit.die("Error: \(name) is not in the password store.") }
         var fromInput: [[UInt8]] = []
         if assignments.contains(where: { !$0.contains("=") }) {
-            fromInput = try readAll().withUnsafeBytes { $0.split(separator: UInt8(ascii: "\n")).map(Array.init) }
+            fromInput = try readAll().withUnsafeBytes {
+                $0.split(separator: UInt8(ascii: "\n")).map(Array.init)
+            }
         }
         var changes: [(key: String, value: String)] = []
         for assignment in assignments {
