@@ -314,10 +314,12 @@ public struct OneTimePassword: Sendable, Equatable, CustomStringConvertible, Cus
         return (try? OneTimePassword(uri: String(rewritten))) ?? self
     }
 
-    /// Whether ``advanced()`` can move the HOTP counter on (it cannot past `Int64.max`).
+    /// Whether ``advanced()`` can move the HOTP counter on: it cannot past `Int64.max`, nor from a
+    /// counter written past it (pass-otp's arithmetic wraps such a one to a negative number, and moving
+    /// on from there would give the codes of small counters again).
     public var canAdvance: Bool {
         guard kind == .hotp, let counter else { return false }
-        return counter < Int64.max
+        return counter >= 0 && counter < Int64.max
     }
 
     // MARK: - Entries

@@ -182,7 +182,12 @@ public struct Keychain: Sendable {
             guard let uri = current.withUnsafeBytes({ OneTimePassword.uri(in: $0) }) else {
                 throw CofferError(.notFound, "\(name) no longer holds an otpauth:// URI")
             }
-            let next = try OneTimePassword(uri: uri).advanced()
+            let key = try OneTimePassword(uri: uri)
+            // A counter that cannot move on would hand out a code already used.
+            guard key.canAdvance else {
+                throw CofferError(.invalidArgument, "\(name): the HOTP counter cannot move on")
+            }
+            let next = key.advanced()
             code = try next.code(at: date)
             var rewritten = current.withUnsafeBytes { next.replacingURIs(in: $0) }
             defer { rewritten.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
