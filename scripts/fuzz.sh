@@ -10,7 +10,8 @@ mkdir -p "$out"
 
 # The support files everything that touches the file system needs.
 support="Sources/Coffer/Support/FileSystem.swift Sources/Coffer/Support/FileTree.swift Sources/Coffer/Support/SystemCall.swift Sources/Coffer/Support/Locked.swift \
-    Sources/Coffer/Support/SecureBytes.swift Sources/Coffer/Support/CofferError.swift"
+    Sources/Coffer/Support/SecureBytes.swift Sources/Coffer/Support/CofferError.swift Sources/Coffer/Support/PathText.swift \
+    Sources/Coffer/Support/Quoting.swift"
 # The in-process crypto (libgcrypt, the agent, packets); it and OneTimePassword (in Entry) need each other.
 crypto="Sources/Coffer/Crypto/Direct/*.swift Sources/Coffer/Crypto/OpenPGPPackets.swift \
     Sources/Coffer/Crypto/CryptoEngine.swift Sources/Coffer/Crypto/GPGError.swift \
