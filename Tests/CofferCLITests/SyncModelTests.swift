@@ -15,7 +15,9 @@ import Testing
 @Suite("Sync model: three clones, random edits, syncs and kills")
 struct SyncModelTests {
     /// The seeds `make test` runs.
-    static let fixedSeeds: [UInt64] = [7019, 7003, 6072, 7060, 802_990_158_119, 116, 428_430_876_222]
+    static let fixedSeeds: [UInt64] = [
+        7019, 7003, 6072, 7060, 802_990_158_119, 116, 428_430_876_222, 129_856_858_132,
+    ]
 
     @Test(arguments: fixedSeeds)
     func fixedSeed(_ seed: UInt64) throws {

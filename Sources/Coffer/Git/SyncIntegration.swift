@@ -137,6 +137,15 @@ struct SyncIntegration {
             try repository.run(["checkout", "--quiet", "--force", record.branch])
         }
         try repository.run(["reset", "--quiet", "--hard", "HEAD"])
+        // The merge commit of a sync killed right after making it (this clone's commit and the remote's
+        // as its parents) goes too: the next sync makes it again, and the clone is where it was before.
+        let tip = try repository.run(["rev-parse", "HEAD"]).outputText
+        let parents = try repository.run(["rev-list", "--parents", "-n", "1", tip]).outputText.split(
+            separator: " "
+        ).map(String.init)
+        if tip != record.original, parents == [tip, record.original, record.upstream] {
+            try repository.run(["reset", "--quiet", "--hard", record.original])
+        }
         // Files the integration began to write and nothing tracks now: coffer's temporary files, and
         // files of the remote's commit (git stopped after creating them). Anything else is someone's.
         let before = Set(record.untracked)
