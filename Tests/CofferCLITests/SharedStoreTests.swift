@@ -614,7 +614,7 @@ struct SharedStoreTests {
         "a ciphertext from a narrower folder gains no reader in a wider one, however it arrives",
         arguments: [
             "rewrapped", "renamed later", "renamed twice", "upper-case .GPG", "merged in", "armored",
-            "compressed", "deleted and added again", "forged key id",
+            "compressed", "deleted and added again", "forged key id", "merged elsewhere, forged",
         ])
     func foreignCiphertextGainsNoReader(how: String) throws {
         let team = try Team()
@@ -705,6 +705,31 @@ struct SharedStoreTests {
                 try TestFiles.write(
                     Self.forgedKeyID(try diary(clone), subkey), to: clone + "/private/diary.gpg")
                 try "\(team.aliceKey)\n\(team.malloryKey)\n".write(toFile: clone + "/private/.gpg-id")
+                try TestFiles.write(
+                    Self.forgedKeyID(try diary(clone), subkey), to: clone + "/shared/diary.gpg")
+            }
+        case "merged elsewhere, forged":
+            // Alice's laptop merges the diary changed on both her clones (a ciphertext written only in
+            // that merge commit); Mallory copies it into shared/ with a key id of hers added.
+            let laptop = ["PASSWORD_STORE_DIR": team.alice.home + "/laptop"]
+            try team.check(["clone", "file://" + team.remote], environment: laptop)
+            for environment in [[:], laptop] {
+                try team.check(["git", "config", "coffer.syncmode", "merge"], environment: environment)
+            }
+            try team.check(["insert", "-m", "-f", "private/diary"], input: "diary v1\nlogin: desk\n")
+            try team.check(["sync"])
+            try team.check(
+                ["insert", "-m", "-f", "private/diary"], input: "diary v1\nurl: lap\n", environment: laptop)
+            try team.check(["sync"], environment: laptop)
+            try team.check(["sync"])
+            let listing = try team.mallory.tool([
+                "gpg", "--batch", "--with-colons", "--list-keys", team.malloryKey,
+            ]).outputText
+            let subkey =
+                listing.split(separator: "\n").first { $0.hasPrefix("sub:") }.map {
+                    String($0.split(separator: ":", omittingEmptySubsequences: false)[4])
+                } ?? ""
+            try team.malloryPushes("add") { clone in
                 try TestFiles.write(
                     Self.forgedKeyID(try diary(clone), subkey), to: clone + "/shared/diary.gpg")
             }

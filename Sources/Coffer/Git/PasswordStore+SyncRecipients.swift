@@ -15,8 +15,10 @@ extension PasswordStore {
         let scanned = ((try? FileSystem.readFile(scannedFile)) ?? []).split(separator: 10).map {
             String(decoding: $0, as: UTF8.self)
         }.filter { $0.utf8.count == 40 }
+        // `-m`: a merge commit's changes too (against each parent), where a merged entry is written.
         let log =
-            ["log", "-z", "--raw", "--no-renames", "--no-abbrev", "--format=%x01%H", "--all"] + revisions
+            ["log", "-m", "-z", "--raw", "--no-renames", "--no-abbrev", "--format=%x01%H", "--all"]
+            + revisions
         var output = try repository.runUnchecked(log + (scanned.isEmpty ? [] : ["--not"] + scanned))
         // A ref scanned before and gone since (a force-push, a gc): everything again.
         if output.status != 0 { output = try repository.runUnchecked(log) }
