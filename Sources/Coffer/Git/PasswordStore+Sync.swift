@@ -384,15 +384,7 @@ extension PasswordStore {
         try verifyRecipientsFile(recipients.file)
         let chosen = try policy.recipients(
             forMergeOf: [ours, theirs], inFolder: Self.folder(of: name), wanted: recipients)
-        var ids = chosen.ids
-        // None of the folder's recipients may read the merge (a pushed rename or .gpg-id narrowed who
-        // may): it is kept for the user's own keys rather than stopping the whole sync on it. `fsck`
-        // names it as encrypted for fewer keys than its .gpg-id; `recipients accept` widens it.
-        if ids == nil, policy.acceptance != nil {
-            let own = try ownKeys().intersection(chosen.allowed)
-            if !own.isEmpty { ids = own.sorted() }
-        }
-        guard let ids else { return nil }
+        guard let ids = chosen.ids else { return nil }
         let ciphertext = try engine.encrypt(text, to: ids)
         try checkAccepted(
             ciphertext, forFolder: Self.folder(of: name), acceptance: policy.acceptance,
