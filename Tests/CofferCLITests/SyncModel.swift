@@ -65,6 +65,8 @@ struct SyncModelFigures: Sendable {
     var values = 0
     /// Values users deliberately overwrote or removed.
     var destroyed = 0
+    /// Runs whose clones did not agree because a sync waits for its user to accept a recipient.
+    var stoppedForAcceptance = 0
     /// Pushes of the hostile clone that the remote took.
     var hostilePushes = 0
     /// Messages on the remote the hostile clone's key opens (checked for honest values at the end).
@@ -83,6 +85,7 @@ struct SyncModelFigures: Sendable {
         values += other.values
         destroyed += other.destroyed
         hostilePushes += other.hostilePushes
+        stoppedForAcceptance += other.stoppedForAcceptance
         hostileReadable += other.hostileReadable
     }
 
@@ -90,7 +93,7 @@ struct SyncModelFigures: Sendable {
         "\(commands) commands, \(syncs) syncs (\(failedSyncs) not exit 0, \(killed) of \(killsArmed) armed kills "
             + "killed), \(manualMerges) merges by hand, \(values) values written, \(destroyed) overwritten by users, "
             + "\(conflictedEntries) entries in conflict at the end, \(hostilePushes) hostile pushes, "
-            + "\(hostileReadable) messages the hostile key opens"
+            + "\(hostileReadable) messages the hostile key opens, \(stoppedForAcceptance) runs stopped for an acceptance"
     }
 }
 
@@ -1016,11 +1019,24 @@ final class SyncModelRun {
         }
         var states: [String] = []
         let remote = try remoteHead() ?? "none"
+        var refusals = true
         for clone in 0..<3 {
             let state = try gitState(clone)
             states.append(
                 "\(Self.cloneNames[clone]): \(state.summary), HEAD \(state.head?.prefix(10) ?? "none")"
                     + " (remote \(remote.prefix(10))); last: \(lastSync[clone])")
+            if !(state.settled && state.head == remote) {
+                // Stopped, clean, for a merge no recipient it accepted may read: the user's move (seed
+                // 1096216358055, Mallory renamed a root entry into team/ while it was edited).
+                refusals =
+                    refusals && state.settled && lastSync[clone].contains("Nothing was changed")
+                    && lastSync[clone].contains("recipients accept")
+            }
+        }
+        if hostileKey != nil && refusals {
+            figures.stoppedForAcceptance += 1
+            script.append("# the clones do not agree: a sync stops until its user accepts a recipient")
+            return false
         }
         fail(
             "no-convergence",

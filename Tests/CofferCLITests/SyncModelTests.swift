@@ -16,7 +16,7 @@ import Testing
 struct SyncModelTests {
     /// The seeds `make test` runs.
     static let fixedSeeds: [UInt64] = [
-        7019, 7003, 6072, 7060, 802_990_158_119, 116, 428_430_876_222, 129_856_858_132,
+        7019, 7003, 6072, 7060, 802_990_158_119, 116, 428_430_876_222, 129_856_858_132, 1_096_216_358_055,
     ]
 
     @Test(arguments: fixedSeeds)
