@@ -168,7 +168,8 @@ extension PasswordStore {
 
         // The store folder itself: another user who may write it can put entries there.
         var rootInfo = stat()
-        if lstat(root, &rootInfo) == 0 {
+        // Followed: a store root that is a link (to a synced folder, say) is the folder it leads to.
+        if stat(root, &rootInfo) == 0 {
             if rootInfo.st_uid != geteuid() {
                 found(
                     .permissions, root + "/.", "owned by user \(rootInfo.st_uid), not by you (\(geteuid()))")
