@@ -41,6 +41,13 @@ struct SecretServiceSandbox {
             provider=$!
             wait_for_name || exit 1
         }
+        # A key with the passphrase lock-pass: its fingerprint in $fpr.
+        make_lock_key() {
+            gpg --batch --quiet --pinentry-mode loopback --passphrase 'lock-pass' \
+                --quick-gen-key 'Lock Test <lock@coffer.test>' ed25519 sign never
+            fpr=$(gpg --with-colons --list-keys lock@coffer.test | awk -F: '/^fpr/ {print $10; exit}')
+            gpg --batch --quiet --pinentry-mode loopback --passphrase 'lock-pass' --quick-add-key "$fpr" cv25519 encr never
+        }
         stop_provider() {
             if [ -n "$provider" ]; then
                 kill "$provider" 2>/dev/null
@@ -664,10 +671,7 @@ struct SecretServiceTests {
         let bus = try SecretServiceSandbox()
         let result = try bus.check(
             #"""
-            gpg --batch --quiet --pinentry-mode loopback --passphrase 'lock-pass' \
-                --quick-gen-key 'Lock Test <lock@coffer.test>' ed25519 sign never
-            fpr=$(gpg --with-colons --list-keys lock@coffer.test | awk -F: '/^fpr/ {print $10; exit}')
-            gpg --batch --quiet --pinentry-mode loopback --passphrase 'lock-pass' --quick-add-key "$fpr" cv25519 encr never
+            make_lock_key
             echo allow-preset-passphrase >> "$GNUPGHOME/gpg-agent.conf"
             gpgconf --kill gpg-agent
             /usr/bin/pass init -p secret-service/login "$fpr" >/dev/null
@@ -693,10 +697,7 @@ struct SecretServiceTests {
         let bus = try SecretServiceSandbox()
         let result = try bus.check(
             #"""
-            gpg --batch --quiet --pinentry-mode loopback --passphrase 'lock-pass' \
-                --quick-gen-key 'Lock Test <lock@coffer.test>' ed25519 sign never
-            fpr=$(gpg --with-colons --list-keys lock@coffer.test | awk -F: '/^fpr/ {print $10; exit}')
-            gpg --batch --quiet --pinentry-mode loopback --passphrase 'lock-pass' --quick-add-key "$fpr" cv25519 encr never
+            make_lock_key
             # pinentry is cancelled (the user dismisses it, or none can be shown).
             printf 'allow-preset-passphrase\npinentry-program /bin/false\n' >> "$GNUPGHOME/gpg-agent.conf"
             gpgconf --kill gpg-agent

@@ -121,6 +121,16 @@ struct Team {
         return fingerprint
     }
 
+    /// The key id of the encryption subkey of `fingerprint` in `person`'s keyring.
+    static func encryptionSubkeyID(_ fingerprint: String, of person: Person) throws -> String {
+        let listing = try person.tool(["gpg", "--batch", "--with-colons", "--list-keys", fingerprint])
+            .outputText
+        guard let line = listing.split(separator: "\n").first(where: { $0.hasPrefix("sub:") }) else {
+            throw SandboxError("no subkey for \(fingerprint)")
+        }
+        return String(line.split(separator: ":", omittingEmptySubsequences: false)[4])
+    }
+
     /// `person`'s public key `fingerprint`, armored.
     static func export(_ fingerprint: String, from person: Person) throws -> String {
         try person.tool(["gpg", "--batch", "--armor", "--export", fingerprint]).outputText + "\n"
@@ -693,14 +703,7 @@ struct SharedStoreTests {
         case "forged key id":
             // In its own folder: a session key packet naming Mallory's subkey, and Mallory named in the
             // folder's .gpg-id. The key ids say Mallory reads it; she cannot.
-            let listing = try team.mallory.tool([
-                "gpg", "--batch", "--with-colons", "--list-keys", team.malloryKey,
-            ])
-            .outputText
-            let subkey =
-                listing.split(separator: "\n").first { $0.hasPrefix("sub:") }.map {
-                    String($0.split(separator: ":", omittingEmptySubsequences: false)[4])
-                } ?? ""
+            let subkey = try Team.encryptionSubkeyID(team.malloryKey, of: team.mallory)
             try team.malloryPushes("add") { clone in
                 try TestFiles.write(
                     Self.forgedKeyID(try diary(clone), subkey), to: clone + "/private/diary.gpg")
@@ -722,13 +725,7 @@ struct SharedStoreTests {
                 ["insert", "-m", "-f", "private/diary"], input: "diary v1\nurl: lap\n", environment: laptop)
             try team.check(["sync"], environment: laptop)
             try team.check(["sync"])
-            let listing = try team.mallory.tool([
-                "gpg", "--batch", "--with-colons", "--list-keys", team.malloryKey,
-            ]).outputText
-            let subkey =
-                listing.split(separator: "\n").first { $0.hasPrefix("sub:") }.map {
-                    String($0.split(separator: ":", omittingEmptySubsequences: false)[4])
-                } ?? ""
+            let subkey = try Team.encryptionSubkeyID(team.malloryKey, of: team.mallory)
             try team.malloryPushes("add") { clone in
                 try TestFiles.write(
                     Self.forgedKeyID(try diary(clone), subkey), to: clone + "/shared/diary.gpg")

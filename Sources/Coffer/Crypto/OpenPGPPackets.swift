@@ -62,19 +62,37 @@ package enum OpenPGPPackets {
     /// Only a message in the usual shape (see ``isUsualMessage(_:)``) has one: any other shape gpg also
     /// reads (a compressed or armored wrapping, text before the armor) could hide the same payload.
     package static func payloadID(_ message: [UInt8]) -> String? {
-        if message.starts(with: Array("-----BEGIN PGP MESSAGE-----".utf8)) {
-            return dearmored(message).flatMap(payloadID)
+        withUsualPayload(message) { tag, bytes, ranges in
+            var body: [UInt8] = [tag]
+            for range in ranges { body += bytes[range] }
+            return Hex.upper(Gcrypt.sha1(body)).lowercased()
         }
-        return message.withUnsafeBytes { packets -> String? in
+    }
+
+    /// Whether `message` is an encrypted message in the usual shape, as gpg and coffer write them:
+    /// session key packets, then one encrypted data packet (SEIPD, AEAD or the old SED) that ends the
+    /// bytes, binary or in one plain armor. Only for such a message are the key ids at its head what it
+    /// says it is encrypted to, and its payload its identity.
+    package static func isUsualMessage(_ message: [UInt8]) -> Bool {
+        withUsualPayload(message) { _, _, _ in true } ?? false
+    }
+
+    /// Calls `body` with the tag and body ranges of the encrypted data packet of a message in the usual
+    /// shape (see ``isUsualMessage(_:)``), and the bytes they index; `nil` for any other shape.
+    private static func withUsualPayload<Result>(
+        _ message: [UInt8], _ body: (UInt8, UnsafeRawBufferPointer, [Range<Int>]) -> Result
+    ) -> Result? {
+        if message.starts(with: Array("-----BEGIN PGP MESSAGE-----".utf8)) {
+            return dearmored(message).flatMap { withUsualPayload($0, body) }
+        }
+        return message.withUnsafeBytes { packets -> Result? in
             var offset = 0
             var keyPackets = 0
             while offset < packets.count, let packet = PacketReader.packet(in: packets, at: offset) {
                 if packet.tag == 1 {
                     keyPackets += 1
                 } else if [9, 18, 20].contains(packet.tag), keyPackets > 0, packet.end == packets.count {
-                    var body: [UInt8] = [UInt8(packet.tag)]
-                    for range in packet.body { body += packets[range] }
-                    return Hex.upper(Gcrypt.sha1(body)).lowercased()
+                    return body(UInt8(packet.tag), packets, packet.body)
                 } else {
                     return nil
                 }
@@ -83,12 +101,6 @@ package enum OpenPGPPackets {
             return nil
         }
     }
-
-    /// Whether `message` is an encrypted message in the usual shape, as gpg and coffer write them:
-    /// session key packets, then one encrypted data packet (SEIPD, AEAD or the old SED) that ends the
-    /// bytes, binary or in one plain armor. Only for such a message are the key ids at its head what it
-    /// says it is encrypted to, and its payload its identity.
-    package static func isUsualMessage(_ message: [UInt8]) -> Bool { payloadID(message) != nil }
 
     /// Whether the bytes (armored or binary) are public keys only: packets that all read whole, none
     /// of them a secret key or subkey (tags 5 and 7), so that importing them adds no secret key to the

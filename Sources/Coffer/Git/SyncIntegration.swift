@@ -425,13 +425,13 @@ struct SyncIntegration {
         let folder = relative == ".gpg-id" ? "" : String(relative.dropLast("/.gpg-id".count))
         let allowed = acceptance.accepted.keys(forFolder: folder).union(try store.ownKeys())
         var unaccepted: [String] = []
-        for line in GPGIDFile.parse(merged) {
+        for line in try store.resolve(GPGIDFile.parse(merged)) {
             // A line no key of the keyring answers to is not accepted either.
-            guard let keys = (try? store.resolve([line]))?.flatMap(\.keys), !keys.isEmpty else {
-                unaccepted.append(Quoting.quoted(line))
+            guard !line.keys.isEmpty else {
+                unaccepted.append(Quoting.quoted(line.line))
                 continue
             }
-            unaccepted += keys.map(\.fingerprint).filter { !allowed.contains($0) }
+            unaccepted += line.keys.map(\.fingerprint).filter { !allowed.contains($0) }
         }
         guard !unaccepted.isEmpty else { return }
         throw cannotMerge(
@@ -454,8 +454,14 @@ struct SyncIntegration {
     /// The encryption subkeys a `.gpg-id` line stands for, or `nil` when the keyring cannot tell (it
     /// has no key for the line: the line then stands for itself, and is not lost in the merge).
     private func recipientKeys(_ line: String) -> [String]? {
-        guard let keys = try? store.engine.encryptionKeyIDs(for: [line]), !keys.isEmpty else { return nil }
-        return keys.sorted()
+        let keys: Set<String>
+        do {
+            keys = try store.engine.encryptionKeyIDs(for: [line])
+        } catch {
+            // gpg could not say: the line stands for itself, and the merge keeps it.
+            return nil
+        }
+        return keys.isEmpty ? nil : keys.sorted()
     }
 
     /// The fingerprint of the key a subkey id belongs to, for writing a recipient on a line of its own.
