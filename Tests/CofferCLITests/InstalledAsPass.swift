@@ -124,6 +124,21 @@ struct SyncClones {
         String(decoding: try check(store, ["show", name]).standardOutput, as: UTF8.self)
     }
 
+    /// Stores `bytes` exactly as entry `name` (`insert -m -f`, the bytes on standard input).
+    func insert(_ store: String, _ name: String, bytes: [UInt8]) throws {
+        var environment = installed.environment
+        environment["PASSWORD_STORE_DIR"] = store
+        _ = try sandbox.run(
+            [installed.program, "insert", "-m", "-f", name], input: bytes, environment: environment
+        ).exitedZero("pass insert -m -f \(name)")
+    }
+
+    /// The entry's bytes as gpg decrypts them; `nil` when the file does not decrypt.
+    func decrypted(_ store: String, _ name: String) throws -> [UInt8]? {
+        let output = try sandbox.run(["gpg", "--batch", "--quiet", "-d", store + "/" + name + ".gpg"])
+        return output.status == 0 ? output.standardOutput : nil
+    }
+
     @discardableResult
     func git(_ store: String, _ arguments: [String]) throws -> String {
         try sandbox.check(["git", "-C", store] + arguments).outputText
@@ -145,12 +160,12 @@ struct SyncClones {
             .compactMap { $0.split(separator: " ").last.map(String.init) }.sorted()
     }
 
-    /// The encryption subkey id of test key `index`.
     /// The fingerprints of the sandbox's three keys.
     var fingerprints: (String, String, String) {
         (sandbox.keys[0].fingerprint, sandbox.keys[1].fingerprint, sandbox.keys[2].fingerprint)
     }
 
+    /// The encryption subkey id of test key `index`.
     func subkeyID(_ index: Int) throws -> String {
         let listing = try sandbox.check([
             "gpg", "--batch", "--with-colons", "--list-keys", sandbox.keys[index].fingerprint,

@@ -304,14 +304,24 @@ public struct OneTimePassword: Sendable, Equatable, CustomStringConvertible, Cus
     /// `&counter=N+1`); a TOTP key is returned unchanged.
     public func advanced() -> OneTimePassword {
         guard kind == .hotp, let counter, counter < Int64.max else { return self }
-        let next = String(counter + 1)
-        // Every `counter` parameter gets the next value, so a URI that names it twice moves on too.
-        guard let question = uri.firstIndex(of: "?") else { return self }
+        return (try? OneTimePassword(uri: replacingCounter(with: String(counter + 1)))) ?? self
+    }
+
+    /// The URI with every `counter` parameter set to `value`, so that a URI naming it twice moves on too.
+    package func replacingCounter(with value: String) -> String {
+        guard let question = uri.firstIndex(of: "?") else { return uri }
         let query = uri[uri.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false)
-        let rewritten =
-            uri[...question]
-            + query.map { $0.hasPrefix("counter=") ? "counter=" + next : String($0) }.joined(separator: "&")
-        return (try? OneTimePassword(uri: String(rewritten))) ?? self
+        return String(uri[...question])
+            + query.map { $0.hasPrefix("counter=") ? "counter=" + value : String($0) }.joined(separator: "&")
+    }
+
+    /// How two decimal counters compare by value, however many digits they have.
+    package static func compareCounters(_ first: String, _ second: String) -> ComparisonResult {
+        let a = first.drop { $0 == "0" }
+        let b = second.drop { $0 == "0" }
+        if a.count != b.count { return a.count < b.count ? .orderedAscending : .orderedDescending }
+        if a == b { return .orderedSame }
+        return a < b ? .orderedAscending : .orderedDescending
     }
 
     /// Whether ``advanced()`` can move the HOTP counter on: it cannot past `Int64.max`, nor from a
@@ -333,6 +343,20 @@ public struct OneTimePassword: Sendable, Equatable, CustomStringConvertible, Cus
             if word.starts(with: "otpauth://".utf8) {
                 return String(decoding: word.filter { $0 != 0 }, as: UTF8.self)
             }
+        }
+        return nil
+    }
+
+    /// Where the URI that ``uri(in:)`` finds lies in `contents` (text without NUL bytes).
+    package static func uriRange(in contents: [UInt8]) -> Range<Int>? {
+        let isBlank = { (byte: UInt8) in byte == 32 || byte == 9 }
+        var start = 0
+        while start < contents.count {
+            let end = contents[start...].firstIndex(of: UInt8(ascii: "\n")) ?? contents.count
+            let first = contents[start..<end].firstIndex { !isBlank($0) } ?? end
+            let last = contents[first..<end].firstIndex(where: isBlank) ?? end
+            if contents[first..<last].starts(with: "otpauth://".utf8) { return first..<last }
+            start = end + 1
         }
         return nil
     }

@@ -9,13 +9,20 @@
 /// field (or overlapping free text) differently, the result keeps both between conflict markers, which
 /// stay inside the encrypted entry until a person resolves them with `coffer edit`. Line 1 stays a
 /// password even then: when both sides changed it, it is `ours`, and the conflict follows it.
+///
+/// Only text merges: an entry whose base or either side is not valid UTF-8, or holds a NUL byte (a
+/// key file, a keystore), takes the side that changed, and when both changed it cannot be merged.
+/// An HOTP key whose two sides differ only in their counter takes the greater counter, so that no
+/// code is handed out twice.
 package enum EntryMerge {
     /// The merged text and whether it holds conflicts.
     package struct Result: Sendable, Equatable {
-        /// The merged entry.
+        /// The merged entry: `ours` when it cannot be merged.
         package let bytes: [UInt8]
         /// Whether conflict markers were written.
         package let hasConflicts: Bool
+        /// Whether the entry is not text and both sides changed it: nothing was merged.
+        package var isUnmergeable = false
     }
 
     /// The marker lines, as git writes them.
@@ -25,6 +32,20 @@ package enum EntryMerge {
 
     /// Merges `ours` and `theirs`, both descended from `base` (empty when there is none).
     package static func merge(base: [UInt8], ours: [UInt8], theirs: [UInt8]) -> Result {
+        if ours == theirs || theirs == base { return Result(bytes: ours, hasConflicts: false) }
+        if ours == base { return Result(bytes: theirs, hasConflicts: false) }
+        guard isText(base), isText(ours), isText(theirs) else {
+            return Result(bytes: ours, hasConflicts: false, isUnmergeable: true)
+        }
+        var base = base
+        var ours = ours
+        var theirs = theirs
+        defer {
+            wipeMemory(&base, count: base.count)
+            wipeMemory(&ours, count: ours.count)
+            wipeMemory(&theirs, count: theirs.count)
+        }
+        takeGreaterCounter(&base, &ours, &theirs)
         if ours == theirs || theirs == base { return Result(bytes: ours, hasConflicts: false) }
         if ours == base { return Result(bytes: theirs, hasConflicts: false) }
         // Lines keep their `\r`; the text after the last `\n` is a last (possibly empty) line.
@@ -86,6 +107,35 @@ package enum EntryMerge {
         let endsWithNewline = ours.last == SecretSyntax.newline || ours.isEmpty
         return Result(
             bytes: joined(output + (output.isEmpty || !endsWithNewline ? [] : [[]])), hasConflicts: conflicts)
+    }
+
+    /// Whether `bytes` is text that merges line by line: valid UTF-8 without a NUL byte.
+    package static func isText(_ bytes: [UInt8]) -> Bool {
+        !bytes.contains(0) && TextBytes.isValidUTF8(bytes)
+    }
+
+    /// When both sides hold an HOTP key (the URI `otp` uses) that differs only in its counter, gives the
+    /// side with the smaller counter the other's URI, and the base too when it holds the same key: a
+    /// counter only moves on, and the change elsewhere in the entry merges as if the counter had not.
+    static func takeGreaterCounter(_ base: inout [UInt8], _ ours: inout [UInt8], _ theirs: inout [UInt8]) {
+        func key(_ bytes: [UInt8]) -> (range: Range<Int>, key: OneTimePassword)? {
+            guard let range = OneTimePassword.uriRange(in: bytes),
+                let key = try? OneTimePassword(uri: String(decoding: bytes[range], as: UTF8.self)),
+                key.kind == .hotp, key.counterParameter != nil
+            else { return nil }
+            return (range, key)
+        }
+        guard let our = key(ours), let their = key(theirs),
+            our.key.replacingCounter(with: "") == their.key.replacingCounter(with: "")
+        else { return }
+        let greater =
+            OneTimePassword.compareCounters(our.key.counterParameter!, their.key.counterParameter!)
+                == .orderedAscending ? Array(theirs[their.range]) : Array(ours[our.range])
+        ours.replaceSubrange(our.range, with: greater)
+        theirs.replaceSubrange(their.range, with: greater)
+        if let old = key(base), old.key.replacingCounter(with: "") == our.key.replacingCounter(with: "") {
+            base.replaceSubrange(old.range, with: greater)
+        }
     }
 
     /// Lines joined with `\n`.

@@ -332,7 +332,8 @@ extension PasswordStore {
     /// The merge driver: merges three encrypted versions of an entry into `ours`, re-encrypted to the
     /// recipients of `path` (relative to the store root), but never to a key that could not read `ours`
     /// and that the user has not accepted for the entry's folder. Returns `false` when a conflict was
-    /// kept inside.
+    /// kept inside. An entry that is not text and that both sides changed is not merged: `ours` is left as
+    /// it is and the error says so.
     package func mergeEntry(base: String, ours: String, theirs: String, path: String) throws -> Bool {
         let name = path.hasSuffix(".gpg") ? String(path.dropLast(4)) : path
         func read(_ file: String) throws -> (ciphertext: [UInt8], text: SecureBytes) {
@@ -342,6 +343,14 @@ extension PasswordStore {
         let ourSide = try read(ours)
         let theirSide = try read(theirs)
         let merged = Self.mergedText(base: try read(base).text, ours: ourSide.text, theirs: theirSide.text)
+        // An entry that is not text and changed on both sides stays as this side has it, unmerged.
+        if merged.isUnmergeable {
+            throw CofferError(
+                .cannotMerge,
+                "it is not text (a NUL byte or bytes that are not UTF-8) and both sides changed it; keep one "
+                    + "version: git checkout --ours (or --theirs) -- \(Quoting.quoted(path)), then git add it",
+                paths: [name])
+        }
         var policy = try AutomaticPolicy(store: self, acceptance: try acceptance(at: entryPath(name)))
         guard
             let ciphertext = try encryptMerged(
@@ -363,7 +372,7 @@ extension PasswordStore {
 
     /// Merges three plaintexts of an entry field by field.
     static func mergedText(base: SecureBytes, ours: SecureBytes, theirs: SecureBytes) -> (
-        text: SecureBytes, hasConflicts: Bool
+        text: SecureBytes, hasConflicts: Bool, isUnmergeable: Bool
     ) {
         var texts = [base.bytes, ours.bytes, theirs.bytes]
         defer { for index in texts.indices { wipeMemory(&texts[index], count: texts[index].count) } }
@@ -371,7 +380,7 @@ extension PasswordStore {
         let merged = SecureBytes(result.bytes)
         var bytes = result.bytes
         wipeMemory(&bytes, count: bytes.count)
-        return (merged, result.hasConflicts)
+        return (merged, result.hasConflicts, result.isUnmergeable)
     }
 
     /// Encrypts the merge of entry `name` for its recipients as `policy` allows, taking what this

@@ -529,6 +529,12 @@ struct SyncIntegration {
             }
         }
         let merged = PasswordStore.mergedText(base: ancestor, ours: sides[0], theirs: sides[1])
+        if merged.isUnmergeable {
+            throw cannotMerge(
+                name + ".gpg",
+                "it is not text (a NUL byte or bytes that are not UTF-8) and both sides changed it",
+                advice: .pickSide)
+        }
         let ciphertext: [UInt8]?
         do {
             ciphertext = try store.encryptMerged(
@@ -653,6 +659,7 @@ struct SyncIntegration {
         case importKey
         case acceptKey
         case decryptElsewhere(String)
+        case pickSide
     }
 
     /// The files `git merge` of the remote's commit into the branch would leave unmerged, by git's own
@@ -684,6 +691,10 @@ struct SyncIntegration {
             what =
                 "Accept a recipient of its folder (\(store.configuration.program) recipients accept) or fix "
                 + "the .gpg-id, then sync again."
+        case .pickSide:
+            what =
+                "Keep one version: in the store, git merge \(upstream), then git checkout --ours (or --theirs) -- "
+                + "\(Quoting.quoted(path)) and git add it; then sync again."
         case .decryptElsewhere(let folder):
             what = "Only a recipient of \(folder) can merge it: ask one to sync, then sync again."
         }

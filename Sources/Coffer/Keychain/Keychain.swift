@@ -172,6 +172,7 @@ public struct Keychain: Sendable {
     ///   its secret or parameters cannot be used, or the store's errors (a failed commit included).
     public func oneTimeCode(account: String, at date: Date = Date()) throws -> String? {
         guard let contents = try read(account) else { return nil }
+        try Self.refuseConflict(contents, account: account)
         guard let uri = contents.withUnsafeBytes({ OneTimePassword.uri(in: $0) }) else { return nil }
         let key = try OneTimePassword(uri: uri)
         guard key.kind == .hotp else { return try key.code(at: date) }
@@ -179,6 +180,7 @@ public struct Keychain: Sendable {
         var code: String?
         try store.update(name, commitMessage: "Increment HOTP counter for \(name).") { current in
             // Read again under the lock: another writer may have moved the counter meanwhile.
+            try Self.refuseConflict(current, account: account)
             guard let uri = current.withUnsafeBytes({ OneTimePassword.uri(in: $0) }) else {
                 throw CofferError(.notFound, "\(name) no longer holds an otpauth:// URI")
             }
@@ -194,6 +196,14 @@ public struct Keychain: Sendable {
             return SecureBytes(rewritten)
         }
         return code
+    }
+
+    /// Refuses an item holding a merge conflict: the first of its keys may hand out a code already used.
+    private static func refuseConflict(_ contents: SecureBytes, account: String) throws {
+        guard contents.withUnsafeBytes({ EntryMerge.containsConflict($0) }) else { return }
+        throw CofferError(
+            .format,
+            "\(Quoting.quoted(account)) holds a merge conflict; resolve it before using its one-time code")
     }
 
     // MARK: - Removing and listing

@@ -54,3 +54,19 @@ extension String {
         return bytes.count == utf8.count ? self : String(decoding: bytes, as: UTF8.self)
     }
 }
+
+/// Tests on bytes that may or may not be text.
+package enum TextBytes {
+    /// Whether `bytes` is valid UTF-8 (a NUL byte is valid).
+    package static func isValidUTF8(_ bytes: some Sequence<UInt8>) -> Bool {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
+    }
+}

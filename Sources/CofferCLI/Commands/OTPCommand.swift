@@ -87,6 +87,7 @@ enum OTPCommand {
         guard FileSystem.isFile(store.entryPath(path)) else { throw Exit.die("\(path): passfile not found.") }
         invocation.warnAboutUnappliedGPGOptions(encrypting: false)
         let contents = decryptOrReport(path, store)
+        try refuseConflict(path, contents, invocation)
         guard let text = contents.withUnsafeBytes({ OneTimePassword.uri(in: $0) }) else {
             throw Exit.die("\(path): OTP secret not found.")
         }
@@ -121,6 +122,7 @@ enum OTPCommand {
         try encrypt(path, invocation) {
             try invocation.store.update(path, commitMessage: "Increment HOTP counter for \(path).") {
                 current in
+                try refuseConflict(path, current, invocation)
                 guard let text = current.withUnsafeBytes({ OneTimePassword.uri(in: $0) }) else {
                     throw Exit.die("\(path): OTP secret not found.")
                 }
@@ -140,6 +142,17 @@ enum OTPCommand {
             }
         }
         return code
+    }
+
+    /// Refuses to make a code from an entry holding a merge conflict: its keys (two HOTP counters, say)
+    /// are both there, and the first may hand out a code already used.
+    private static func refuseConflict(_ path: String, _ contents: SecureBytes, _ invocation: Invocation)
+        throws
+    {
+        guard contents.withUnsafeBytes({ EntryMerge.containsConflict($0) }) else { return }
+        throw Exit.die(
+            "Error: \(Quoting.quoted(path)) holds a merge conflict; resolve it with "
+                + "\"\(invocation.program) edit \(path)\" first.")
     }
 
     /// Runs `make`, turning a key that cannot give a code into oathtool's complaint and pass-otp's line.

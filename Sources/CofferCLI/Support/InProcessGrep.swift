@@ -205,7 +205,7 @@ struct InProcessGrep: Sendable {
             guard !bytes.contains(0) else { return nil }
             let ascii = bytes.allSatisfy { $0 < 0x80 }
             if !ascii {
-                guard utf8, !ignoreCase, !words, Self.isValidUTF8(bytes) else { return nil }
+                guard utf8, !ignoreCase, !words, TextBytes.isValidUTF8(bytes) else { return nil }
             }
             guard let regex = Regex(pattern, syntax: syntax, ignoreCase: ignoreCase) else { return nil }
             var selector: Regex?
@@ -327,18 +327,6 @@ struct InProcessGrep: Sendable {
                 let next = regex.search(line, from: start + 1, to: length, notEndOfLine: false)
             else { return nil }
             (start, end) = next
-        }
-    }
-
-    private static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var iterator = bytes.makeIterator()
-        var decoder = UTF8()
-        while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue: continue
-            case .emptyInput: return true
-            case .error: return false
-            }
         }
     }
 

@@ -114,3 +114,122 @@ struct EntryMergeLayoutTests {
         #expect(EntryMerge.containsConflict(Array(text.utf8)))
     }
 }
+
+@Suite("Entry merge keeps every byte of entries that are not text")
+struct BinaryEntryMergeTests {
+    /// A reproducible generator (SplitMix64).
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var value = state
+            value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+            return value ^ (value >> 31)
+        }
+    }
+
+    /// Bytes with lines, so that a line-wise merge would find separate hunks to splice.
+    static func lines(_ generator: inout Generator, binary: Bool) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for _ in 0..<Int.random(in: 3...8, using: &generator) {
+            for _ in 0..<Int.random(in: 1...6, using: &generator) {
+                bytes.append(UInt8.random(in: 97...122, using: &generator))
+            }
+            bytes.append(10)
+        }
+        if binary {
+            // A NUL or a byte that is never UTF-8, somewhere.
+            let position = Int.random(in: 0..<bytes.count, using: &generator)
+            bytes.insert(Bool.random(using: &generator) ? 0 : 0xFF, at: position)
+        }
+        return bytes
+    }
+
+    /// `bytes` with one line (not the first: a separate place for each side) replaced.
+    static func changed(_ bytes: [UInt8], line: Int) -> [UInt8] {
+        var parts = bytes.split(separator: 10, omittingEmptySubsequences: false).map(Array.init)
+        let index = min(line, parts.count - 2)
+        parts[index] = Array("changed \(line)".utf8)
+        return Array(parts.joined(separator: [10]))
+    }
+
+    @Test("A side that left a binary entry as it was takes the other's bytes; both changed is unmergeable")
+    func generatedBinaryMerges() {
+        var generator = Generator(state: 23)
+        for _ in 0..<300 {
+            let base = Self.lines(&generator, binary: true)
+            let ours = Self.changed(base, line: 0)
+            let theirs = Self.changed(base, line: 3)
+            let one = EntryMerge.merge(base: base, ours: base, theirs: theirs)
+            #expect(one.bytes == theirs && !one.isUnmergeable && !one.hasConflicts)
+            let other = EntryMerge.merge(base: base, ours: ours, theirs: base)
+            #expect(other.bytes == ours && !other.isUnmergeable)
+            let both = EntryMerge.merge(base: base, ours: ours, theirs: theirs)
+            #expect(both.isUnmergeable)
+            #expect(both.bytes == ours)
+            #expect(!EntryMerge.containsConflict(both.bytes))
+            // A text base whose one side became binary is not text to merge either.
+            let textBase = Self.lines(&generator, binary: false)
+            let binarySide = Self.lines(&generator, binary: true)
+            #expect(
+                EntryMerge.merge(base: textBase, ours: Self.changed(textBase, line: 2), theirs: binarySide)
+                    .isUnmergeable)
+        }
+    }
+
+    @Test("Text in separate places still merges line by line")
+    func textStillMerges() {
+        let base = Array("pw\na\nb\nc\nd\n".utf8)
+        let result = EntryMerge.merge(
+            base: base, ours: Array("pw\nA\nb\nc\nd\n".utf8), theirs: Array("pw\na\nb\nc\nD\n".utf8))
+        #expect(String(decoding: result.bytes, as: UTF8.self) == "pw\nA\nb\nc\nD\n")
+        #expect(!result.isUnmergeable)
+        #expect(!EntryMerge.isText([0x70, 0xC3]))
+        #expect(EntryMerge.isText(Array("pässword\r\n".utf8)))
+    }
+}
+
+@Suite("Entry merge of HOTP counters takes the greater")
+struct HOTPCounterMergeTests {
+    static func entry(_ counter: String, note: String = "note") -> [UInt8] {
+        Array(
+            "pw\nlogin: a\notpauth://hotp/Example:alice?secret=JBSWY3DPEHPK3PXP&counter=\(counter)&issuer=Example\n\(note)\n"
+                .utf8)
+    }
+
+    @Test("Generated counters on each side: the merge holds the greater one, with no conflict")
+    func generatedCounters() throws {
+        var generator = BinaryEntryMergeTests.Generator(state: 4226)
+        for _ in 0..<300 {
+            let start = UInt64.random(in: 0...1_000_000, using: &generator)
+            let ours = start + UInt64.random(in: 1...50, using: &generator)
+            let theirs = start + UInt64.random(in: 1...50, using: &generator)
+            let result = EntryMerge.merge(
+                base: Self.entry("\(start)"), ours: Self.entry("\(ours)"), theirs: Self.entry("\(theirs)"))
+            #expect(!result.hasConflicts)
+            let uri = try #require(OneTimePassword.uri(in: result.bytes))
+            #expect(try OneTimePassword(uri: uri).counter == Int64(max(ours, theirs)))
+        }
+    }
+
+    @Test("A counter and a change elsewhere both apply; counters of many digits compare by value")
+    func counterWithOtherChange() throws {
+        let result = EntryMerge.merge(
+            base: Self.entry("9"), ours: Self.entry("10"), theirs: Self.entry("0011", note: "other note"))
+        let text = String(decoding: result.bytes, as: UTF8.self)
+        #expect(!result.hasConflicts)
+        #expect(text.contains("counter=0011") && text.contains("other note"))
+        #expect(
+            OneTimePassword.compareCounters("99999999999999999999", "100000000000000000000")
+                == .orderedAscending)
+    }
+
+    @Test("Keys with different secrets are not counters to merge: they conflict")
+    func differentSecretsConflict() {
+        let theirs = Array(
+            String(decoding: Self.entry("2"), as: UTF8.self).replacing("JBSWY3DP", with: "KRUGKIDR").utf8)
+        let result = EntryMerge.merge(base: Self.entry("1"), ours: Self.entry("3"), theirs: theirs)
+        #expect(result.hasConflicts)
+    }
+}

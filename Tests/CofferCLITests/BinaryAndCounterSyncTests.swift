@@ -1,0 +1,161 @@
+import Coffer
+import CofferTestSupport
+import Testing
+
+/// What sync does with entries that are not text and with HOTP counters, run as the clones of a team run
+/// it: coffer installed only as `pass`, by absolute path, with a short `PATH`.
+@Suite("sync keeps every byte of binary entries and never moves an HOTP counter back")
+struct BinaryAndCounterSyncTests {
+    /// Lines with a NUL and a byte that is never UTF-8, so a line-wise merge would find places to splice.
+    static let binary: [UInt8] =
+        Array("key\nline one\n".utf8) + [0, 0xFF] + Array("\nline two\nline three\n".utf8)
+
+    static func changed(_ bytes: [UInt8], _ old: String, _ new: String) -> [UInt8] {
+        var text = bytes
+        let needle = Array(old.utf8)
+        if let start = (0...(text.count - needle.count)).first(where: {
+            Array(text[$0..<$0 + needle.count]) == needle
+        }) {
+            text.replaceSubrange(start..<start + needle.count, with: Array(new.utf8))
+        }
+        return text
+    }
+
+    @Test("A binary entry changed on one side arrives byte for byte, in both sync modes")
+    func oneSideChanged() throws {
+        for mode in ["rebase", "merge"] {
+            let clones = try SyncClones(entries: [("x", "x\n")])
+            try clones.git(clones.two, ["config", "coffer.syncmode", mode])
+            try clones.insert(clones.one, "keystore", bytes: Self.binary)
+            try clones.check(clones.one, ["sync"])
+            try clones.check(clones.two, ["sync"])
+            let mine = Self.changed(Self.binary, "line one", "line 1")
+            try clones.insert(clones.one, "keystore", bytes: mine)
+            try clones.check(clones.one, ["sync"])
+            try clones.insert(clones.two, "other", "pw\n")
+            try clones.check(clones.two, ["sync"])
+            #expect(try clones.decrypted(clones.two, "keystore") == mine, "\(mode)")
+            #expect(try clones.isClean(clones.two))
+        }
+    }
+
+    @Test("A binary entry changed on both sides stops the sync, names it, changes nothing; the advice works")
+    func bothSidesChanged() throws {
+        for mode in ["rebase", "merge"] {
+            let clones = try SyncClones(entries: [("x", "x\n")])
+            try clones.git(clones.two, ["config", "coffer.syncmode", mode])
+            try clones.insert(clones.one, "keys/store", bytes: Self.binary)
+            try clones.check(clones.one, ["sync"])
+            try clones.check(clones.two, ["sync"])
+            // Changes in separate places: a line-wise merge would splice both into neither version.
+            let one = Self.changed(Self.binary, "line one", "line 1")
+            let two = Self.changed(Self.binary, "line three", "line 3")
+            try clones.insert(clones.one, "keys/store", bytes: one)
+            try clones.check(clones.one, ["sync"])
+            try clones.insert(clones.two, "keys/store", bytes: two)
+            let head = try clones.git(clones.two, ["rev-parse", "HEAD"])
+            let result = try clones.run(clones.two, ["sync"])
+            #expect(result.status == 1, "\(mode): \(result.outputText)")
+            #expect(result.errorText.contains("cannot merge keys/store.gpg"), "\(result.errorText)")
+            #expect(result.errorText.contains("not text"), "\(result.errorText)")
+            #expect(result.errorText.split(separator: "\n").count == 1, "\(result.errorText)")
+            #expect(try clones.git(clones.two, ["rev-parse", "HEAD"]) == head)
+            #expect(try clones.isClean(clones.two))
+            #expect(try clones.decrypted(clones.two, "keys/store") == two)
+            #expect(
+                try clones.git(clones.two, ["rev-parse", "origin/main"])
+                    == clones.git(clones.one, ["rev-parse", "HEAD"]), "nothing pushed")
+            // The way out the message gives: keep one version, then sync.
+            _ = try clones.sandbox.run(["git", "-C", clones.two, "merge", "-q", "origin/main"])
+            try clones.git(clones.two, ["checkout", "--theirs", "--", "keys/store.gpg"])
+            try clones.git(clones.two, ["add", "keys/store.gpg"])
+            try clones.check(clones.two, ["sync"])
+            #expect(try clones.decrypted(clones.two, "keys/store") == one)
+            try clones.check(clones.one, ["sync"])
+            #expect(try clones.decrypted(clones.one, "keys/store") == one)
+        }
+    }
+
+    @Test(
+        "git pull by hand runs the merge driver: a binary entry changed on both sides is left unmerged, as it was"
+    )
+    func mergeDriverLeavesBinaryUnmerged() throws {
+        let clones = try SyncClones(entries: [("x", "x\n")])
+        try clones.insert(clones.one, "keystore", bytes: Self.binary)
+        try clones.check(clones.one, ["sync"])
+        try clones.check(clones.two, ["sync"])
+        try clones.insert(clones.one, "keystore", bytes: Self.changed(Self.binary, "line one", "line 1"))
+        try clones.check(clones.one, ["sync"])
+        let two = Self.changed(Self.binary, "line three", "line 3")
+        try clones.insert(clones.two, "keystore", bytes: two)
+        let pulled = try clones.sandbox.run(
+            ["git", "-C", clones.two, "pull", "--no-rebase", "--no-edit", "-q"],
+            environment: ["PATH": "/usr/bin:/bin"])
+        #expect(pulled.status != 0, "the pull stops at the entry")
+        let unmerged = try clones.git(clones.two, ["diff", "--name-only", "--diff-filter=U"])
+        #expect(unmerged == "keystore.gpg")
+        #expect(try clones.decrypted(clones.two, "keystore") == two, "this side as it was, nothing spliced")
+    }
+
+    static let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+
+    @Test("HOTP used on both clones: the greater counter wins, and no code is ever handed out twice")
+    func countersNeverGoBack() throws {
+        for mode in ["rebase", "merge"] {
+            let clones = try SyncClones(entries: [
+                ("bank", "pw\nlogin: me\notpauth://hotp/Bank:me?secret=\(Self.secret)&counter=0\nnotes\n")
+            ])
+            try clones.git(clones.two, ["config", "coffer.syncmode", mode])
+            try clones.git(clones.one, ["config", "coffer.syncmode", mode])
+            var handedOut: [String] = []
+            func code(_ store: String) throws {
+                handedOut.append(try clones.check(store, ["otp", "bank"]).outputText)
+            }
+            // Generated use: a seeded number of codes on each clone between syncs.
+            var state: UInt64 = 4226
+            func below(_ limit: UInt64) -> Int {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return Int((state >> 33) % limit)
+            }
+            for _ in 0..<3 {
+                for _ in 0...below(3) { try code(clones.one) }
+                for _ in 0...below(3) { try code(clones.two) }
+                try clones.check(clones.one, ["sync"])
+                try clones.check(clones.two, ["sync"])
+                try clones.check(clones.one, ["sync"])
+            }
+            try code(clones.one)
+            try code(clones.two)
+            #expect(
+                Set(handedOut).count == handedOut.count, "\(mode): a code was handed out twice: \(handedOut)")
+            for store in [clones.one, clones.two] {
+                let text = try #require(try clones.decrypted(store, "bank"))
+                #expect(!EntryMerge.containsConflict(text), "\(mode)")
+                #expect(String(decoding: text, as: UTF8.self).hasPrefix("pw\nlogin: me\n"))
+            }
+        }
+    }
+
+    @Test("otp refuses an entry holding a conflict, with one line, and writes nothing")
+    func otpRefusesConflict() throws {
+        let clones = try SyncClones(entries: [
+            ("bank", "pw\nlogin: me\notpauth://hotp/Bank:me?secret=\(Self.secret)&counter=0\n")
+        ])
+        try clones.insert(
+            clones.one, "bank", "pw\nlogin: one\notpauth://hotp/Bank:me?secret=\(Self.secret)&counter=0\n")
+        try clones.check(clones.one, ["sync"])
+        try clones.insert(
+            clones.two, "bank", "pw\nlogin: two\notpauth://hotp/Bank:me?secret=\(Self.secret)&counter=0\n")
+        let synced = try clones.run(clones.two, ["sync"])
+        #expect(synced.errorText.contains("Conflict in bank"), "\(synced.errorText)")
+        let head = try clones.git(clones.two, ["rev-parse", "HEAD"])
+        let before = try clones.decrypted(clones.two, "bank")
+        let refused = try clones.run(clones.two, ["otp", "bank"])
+        #expect(refused.status == 1)
+        #expect(refused.standardOutput.isEmpty)
+        #expect(refused.errorText.split(separator: "\n").count == 1, "\(refused.errorText)")
+        #expect(refused.errorText.contains("merge conflict"), "\(refused.errorText)")
+        #expect(try clones.git(clones.two, ["rev-parse", "HEAD"]) == head)
+        #expect(try clones.decrypted(clones.two, "bank") == before)
+    }
+}
