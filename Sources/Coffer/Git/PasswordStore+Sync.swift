@@ -26,6 +26,11 @@ public struct SyncReport: Sendable, Equatable {
     public var recovered = false
     /// Where commits found on the interrupted sync's detached HEAD were kept (`refs/coffer/...`), if any.
     public var keptInterruptedWork: String?
+    /// Commits this clone had that the remote held once and no longer holds (it was force-pushed), as
+    /// `HASH "subject"`: they were not pushed back.
+    public var droppedByRemote: [String] = []
+    /// Where the branch as it was before is kept when the remote dropped commits (`refs/coffer/...`).
+    public var keptDropped: String?
     /// Whether the store has no remote (nothing else was done).
     public var noRemote = false
     /// Whether local commits were pushed.
@@ -43,6 +48,8 @@ public struct SyncReport: Sendable, Equatable {
         keptEdits += other.keptEdits
         keptRenames += other.keptRenames
         reencrypted += other.reencrypted
+        droppedByRemote += other.droppedByRemote
+        keptDropped = other.keptDropped ?? keptDropped
         leftNarrow += other.leftNarrow.filter { !leftNarrow.contains($0) }
     }
 }
@@ -177,6 +184,7 @@ extension PasswordStore {
                     integration.policy.gained = gainedKeys(repository, local: before, remote: remoteHead)
                     try integration.run()
                     report.add(integration.report)
+                    try SyncIntegration.FetchedRecord.note(upstream, commit: remoteHead, in: repository)
                 }
                 // Keys and recipients that arrived: keys are imported as data; a `.gpg-id` signed by a key
                 // the user trusts to sign them is accepted; a record loses the keys its folder dropped.
@@ -210,6 +218,9 @@ extension PasswordStore {
                 ])
                 if pushed.status == 0 {
                     report.pushed = true
+                    if let pushedHead = repository.resolve("HEAD") {
+                        try SyncIntegration.FetchedRecord.note(upstream, commit: pushedHead, in: repository)
+                    }
                     break
                 }
                 let rejected = ["rejected", "non-fast-forward", "fetch first"].contains {

@@ -91,16 +91,30 @@ struct SyncIntegration {
                     + "nothing was changed")
         }
         let base = found.outputText
-        if base == upstreamCommit { return }
+        let history = try remoteHistory(original: original)
+        if base == upstreamCommit && history.dropped.isEmpty { return }
         let record = Record(
             original: original, branch: branch, upstream: upstreamCommit,
             untracked: try Self.untrackedFiles(repository))
         try record.write(repository)
         do {
-            if base == original {
+            if !history.dropped.isEmpty {
+                // The remote was force-pushed: what it dropped is not put back, as `git pull --rebase`
+                // does not; this clone's own commits go on top of what it has now, in either mode (a
+                // merge would bring the dropped commits back). They stay under a ref of their own.
+                let kept = "refs/coffer/dropped-by-remote/\(time(nil))"
+                try repository.run(["update-ref", kept, original])
+                report.droppedByRemote = try history.dropped.map(describeCommit)
+                report.keptDropped = kept
+                if history.own.isEmpty {
+                    try repository.run(["reset", "--quiet", "--keep", upstreamCommit])
+                } else {
+                    try replay(history.own, onto: original)
+                }
+            } else if base == original {
                 try repository.run(["merge", "--ff-only", "--quiet", upstreamCommit])
             } else if rebase {
-                try replay(from: original)
+                try replay(history.own, onto: original)
             } else {
                 try merge(base: base, original: original)
             }
@@ -185,13 +199,115 @@ struct SyncIntegration {
 
     // MARK: - Replaying and merging
 
-    /// Replays this clone's commits, oldest first, on a detached HEAD at the remote's commit, then moves
-    /// the branch there. Each commit keeps its message and author and is signed when `pass.signcommits`
+    /// The commits of the branch (up to `original`) that the remote does not hold now, oldest first:
+    /// this clone's own, and those the remote held once and dropped (a force-push). Where the remote
+    /// pointed before comes from the remote-tracking branch's reflog, as `git pull --rebase` finds its
+    /// fork point, and from the record sync keeps of what it fetched (``FetchedRecord``).
+    ///
+    /// - Throws: when neither says where the remote pointed before and the branch has commits the remote
+    ///   does not: sync cannot tell whether they are new or were dropped, so it stops and names them.
+    func remoteHistory(original: String) throws -> (own: [String], dropped: [String]) {
+        let all = try commits([
+            "rev-list", "--reverse", "--topo-order", "--no-merges", original, "^" + upstreamCommit,
+        ])
+        guard !all.isEmpty else { return ([], []) }
+        let reference =
+            (try? repository.run(["rev-parse", "--symbolic-full-name", upstream]))?.outputText ?? ""
+        let reflog = reference.isEmpty ? nil : reflogCommits(reference)
+        let recorded = FetchedRecord.commits(for: reference, in: repository)
+        // No reflog: git starts one when the branch first moves after a clone, unless it keeps none.
+        let keepsNone =
+            (try? repository.run(["config", "--bool", "core.logAllRefUpdates"]))?.outputText == "false"
+        guard reflog != nil || !recorded.isEmpty || !keepsNone else {
+            throw CofferError(
+                .cannotMerge,
+                "cannot tell whether the remote dropped commits this clone has: \(Quoting.quoted(reference)) "
+                    + "has no reflog and no sync recorded what it fetched. Nothing was changed or pushed; sync "
+                    + "would push \(try Self.list(all.suffix(5).map(describeCommit)))\(all.count > 5 ? " (and more)" : ""). "
+                    + "If these are to be pushed, git push them, then sync again.")
+        }
+        let before = Set((reflog ?? []) + recorded).subtracting([upstreamCommit])
+        guard !before.isEmpty else { return (all, []) }
+        let own = try commits(
+            [
+                "rev-list", "--reverse", "--topo-order", "--no-merges", "--ignore-missing", original,
+                "^" + upstreamCommit,
+            ]
+                + before.sorted().map { "^" + $0 })
+        let mine = Set(own)
+        return (own, all.filter { !mine.contains($0) })
+    }
+
+    /// Every commit the reflog of `reference` says it pointed to, old values included (the first line
+    /// holds where it was at the clone); `nil` when it has no reflog.
+    private func reflogCommits(_ reference: String) -> [String]? {
+        guard let path = try? repository.run(["rev-parse", "--git-path", "logs/" + reference]).outputText,
+            let bytes = try? FileSystem.readFile(
+                path.startsWithSlash ? path : repository.directory + "/" + path)
+        else { return nil }
+        var found: [String] = []
+        for line in bytes.split(separator: 10) {
+            for field in line.split(separator: 32).prefix(2) where field.count == 40 || field.count == 64 {
+                let hash = String(decoding: field, as: UTF8.self)
+                if hash.contains(where: { $0 != "0" }) { found.append(hash) }
+            }
+        }
+        return found
+    }
+
+    /// The commit hashes `arguments` (a `rev-list`) prints.
+    private func commits(_ arguments: [String]) throws -> [String] {
+        try repository.run(arguments).outputText.split(separator: "\n").map(String.init)
+    }
+
+    /// `HASH "subject"`, as the report names a commit.
+    private func describeCommit(_ commit: String) throws -> String {
+        let subject = try repository.run(["log", "-1", "--format=%s", commit]).outputText
+        return String(commit.prefix(12)) + " " + Quoting.inQuotes(subject)
+    }
+
+    /// The commits sync fetched for each remote-tracking branch, kept in `<git folder>/coffer-fetched`
+    /// (`REF COMMIT` a line, the newest last), so that a force-push is found even where git keeps no
+    /// reflog.
+    enum FetchedRecord {
+        /// How many lines the file keeps.
+        static let limit = 200
+
+        static func path(_ repository: GitRepository) -> String? {
+            repository.gitDirectory().map { $0 + "/coffer-fetched" }
+        }
+
+        /// The commits recorded for `reference`.
+        static func commits(for reference: String, in repository: GitRepository) -> [String] {
+            guard !reference.isEmpty, let path = path(repository), let bytes = try? FileSystem.readFile(path)
+            else { return [] }
+            return String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: " ")
+                return fields.count == 2 && fields[0] == reference ? String(fields[1]) : nil
+            }
+        }
+
+        /// Notes that `upstream` (a remote-tracking branch) points to `commit` now.
+        static func note(_ upstream: String, commit: String, in repository: GitRepository) throws {
+            guard let path = path(repository),
+                let reference = try? repository.run(["rev-parse", "--symbolic-full-name", upstream])
+                    .outputText,
+                !reference.isEmpty, !reference.contains(" ")
+            else { return }
+            let old = (try? FileSystem.readFile(path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            var lines = old.split(separator: "\n").map(String.init)
+            let line = reference + " " + commit
+            guard lines.last != line else { return }
+            lines.append(line)
+            try FileSystem.atomicWrite(
+                path, bytes: Array(lines.suffix(limit).map { $0 + "\n" }.joined().utf8), mode: 0o600)
+        }
+    }
+
+    /// Replays `commits` (this clone's own, oldest first) on a detached HEAD at the remote's commit, then
+    /// moves the branch there from `original`. Each commit keeps its message and author and is signed when `pass.signcommits`
     /// asks for it (or git's `commit.gpgsign` does).
-    private mutating func replay(from original: String) throws {
-        let commits = try repository.run([
-            "rev-list", "--reverse", "--topo-order", "--no-merges", "\(upstreamCommit)..\(original)",
-        ]).outputText.split(separator: "\n").map(String.init)
+    private mutating func replay(_ commits: [String], onto original: String) throws {
         try repository.run(["checkout", "--quiet", "--detach", upstreamCommit])
         let sign = repository.signsCommits
         for commit in commits {
@@ -230,7 +346,7 @@ struct SyncIntegration {
         if !Set(rewritten).isDisjoint(with: local) {
             try repository.run(["reset", "--quiet", "--hard", "HEAD"])
             report = SyncReport()
-            try replay(from: original)
+            try replay(try remoteHistory(original: original).own, onto: original)
             return
         }
         let sign = repository.signsCommits

@@ -23,6 +23,14 @@ enum SyncCommand {
             return
         }
         let quoted: (String) -> String = Quoting.quoted
+        if !report.droppedByRemote.isEmpty {
+            let count = report.droppedByRemote.count
+            standardOutput.line(
+                "The remote dropped \(count) commit\(count == 1 ? "" : "s") this clone had (it was force-pushed); "
+                    + "\(count == 1 ? "it was" : "they were") not pushed back: "
+                    + report.droppedByRemote.joined(separator: ", ")
+                    + (report.keptDropped.map { ". The branch as it was is kept as \($0)" } ?? ""))
+        }
         for name in report.added { standardOutput.line("Added \(quoted(name))") }
         for name in report.changed { standardOutput.line("Changed \(quoted(name))") }
         for name in report.removed { standardOutput.line("Removed \(quoted(name))") }
@@ -56,7 +64,7 @@ enum SyncCommand {
         }
         let changes = report.added.count + report.changed.count + report.removed.count
         if changes == 0 && report.keptEdits.isEmpty && report.conflicts.isEmpty && report.keptRenames.isEmpty
-            && report.recipientChanges.isEmpty && report.links.isEmpty
+            && report.recipientChanges.isEmpty && report.links.isEmpty && report.droppedByRemote.isEmpty
         {
             standardOutput.line(report.pushed ? "Pushed local changes." : "Already up to date.")
         } else if report.pushed {

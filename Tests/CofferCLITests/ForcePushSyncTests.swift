@@ -1,0 +1,106 @@
+import Coffer
+import CofferTestSupport
+import Testing
+
+/// sync after the shared remote was force-pushed (a purged entry taken out of its history): as `git pull
+/// --rebase` does, what the remote dropped is not replayed or pushed back.
+@Suite("sync never pushes back what a force-push took out of the remote")
+struct ForcePushSyncTests {
+    /// Clones where `one` added `purged` and pushed, `two` synced it, and `one` then took that commit out of
+    /// the remote's history with a force-push.
+    static func purged() throws -> SyncClones {
+        let clones = try SyncClones(entries: [("kept", "pw\n")])
+        try clones.insert(clones.one, "purged", "leaked\n")
+        try clones.check(clones.one, ["sync"])
+        try clones.check(clones.two, ["sync"])
+        #expect(try clones.show(clones.two, "purged") == "leaked\n")
+        try clones.git(clones.one, ["reset", "--quiet", "--hard", "HEAD~1"])
+        try clones.insert(clones.one, "after", "new\n")
+        try clones.git(clones.one, ["push", "--quiet", "--force", "origin", "main"])
+        return clones
+    }
+
+    /// The entries of the remote's branch.
+    static func remoteEntries(_ clones: SyncClones) throws -> [String] {
+        try clones.sandbox.check(["git", "-C", clones.remote, "ls-tree", "-r", "--name-only", "main"])
+            .outputText
+            .split(separator: "\n").map(String.init).filter { $0.hasSuffix(".gpg") }.sorted()
+    }
+
+    @Test("A clone with commits of its own: they are pushed, the dropped one is not; both modes")
+    func withOwnCommits() throws {
+        for mode in ["rebase", "merge"] {
+            let clones = try Self.purged()
+            try clones.git(clones.two, ["config", "coffer.syncmode", mode])
+            try clones.insert(clones.two, "mine", "mine\n")
+            let synced = try clones.check(clones.two, ["sync"])
+            #expect(
+                synced.outputText.contains("The remote dropped 1 commit"), "\(mode): \(synced.outputText)")
+            #expect(
+                synced.outputText.contains("Add given password for purged to store."), "\(synced.outputText)")
+            #expect(try Self.remoteEntries(clones) == ["after.gpg", "kept.gpg", "mine.gpg"], "\(mode)")
+            #expect(!TestFiles.exists(clones.two + "/purged.gpg"))
+            #expect(try clones.isClean(clones.two))
+            let kept = try clones.git(
+                clones.two, ["for-each-ref", "--format=%(refname)", "refs/coffer/dropped-by-remote"])
+            #expect(!kept.isEmpty, "the branch as it was is kept")
+            // Nothing comes back later either.
+            try clones.check(clones.one, ["sync"])
+            try clones.check(clones.two, ["sync"])
+            #expect(try Self.remoteEntries(clones) == ["after.gpg", "kept.gpg", "mine.gpg"])
+        }
+    }
+
+    @Test("A clone with nothing of its own takes the remote as it is now and pushes nothing")
+    func withoutOwnCommits() throws {
+        let clones = try Self.purged()
+        let remoteHead = try clones.git(clones.one, ["rev-parse", "HEAD"])
+        let synced = try clones.check(clones.two, ["sync"])
+        #expect(!synced.outputText.contains("Pushed"), "\(synced.outputText)")
+        #expect(try clones.git(clones.two, ["rev-parse", "HEAD"]) == remoteHead)
+        #expect(
+            try clones.sandbox.check(["git", "-C", clones.remote, "rev-parse", "main"]).outputText
+                == remoteHead)
+        #expect(!TestFiles.exists(clones.two + "/purged.gpg"))
+    }
+
+    @Test("A remote rolled back to an older commit is not pushed forward again")
+    func rolledBack() throws {
+        let clones = try SyncClones(entries: [("kept", "pw\n")])
+        try clones.insert(clones.one, "purged", "leaked\n")
+        try clones.check(clones.one, ["sync"])
+        try clones.check(clones.two, ["sync"])
+        try clones.git(clones.one, ["push", "--quiet", "--force", "origin", "HEAD~1:main"])
+        let synced = try clones.check(clones.two, ["sync"])
+        #expect(synced.outputText.contains("The remote dropped 1 commit"), "\(synced.outputText)")
+        #expect(try Self.remoteEntries(clones) == ["kept.gpg"])
+    }
+
+    @Test("Without a reflog or a record of what sync fetched, sync stops and names what it would push")
+    func cannotTell() throws {
+        let clones = try SyncClones(entries: [("kept", "pw\n")])
+        let three = clones.sandbox.directory + "/three"
+        try clones.sandbox.check([
+            "git", "-c", "core.logAllRefUpdates=false", "clone", "-q", "file://" + clones.remote, three,
+        ])
+        try clones.git(three, ["config", "core.logAllRefUpdates", "false"])
+        try clones.sandbox.check(["rm", "-rf", three + "/.git/logs"])
+        try clones.insert(three, "mine", "mine\n")
+        let head = try clones.git(three, ["rev-parse", "HEAD"])
+        let stopped = try clones.run(three, ["sync"])
+        #expect(stopped.status == 1)
+        #expect(
+            stopped.errorText.contains("cannot tell whether the remote dropped commits"),
+            "\(stopped.errorText)")
+        #expect(stopped.errorText.contains("Add given password for mine to store."), "\(stopped.errorText)")
+        #expect(stopped.errorText.split(separator: "\n").count == 1)
+        #expect(try clones.git(three, ["rev-parse", "HEAD"]) == head)
+        #expect(try Self.remoteEntries(clones) == ["kept.gpg"])
+        // The way out it gives; from then on sync keeps its own record.
+        try clones.git(three, ["push", "-q", "origin", "main"])
+        try clones.check(three, ["sync"])
+        try clones.insert(three, "more", "more\n")
+        try clones.check(three, ["sync"])
+        #expect(try Self.remoteEntries(clones) == ["kept.gpg", "mine.gpg", "more.gpg"])
+    }
+}
