@@ -36,6 +36,10 @@ struct Invocation {
                     "Accepted the recipients of \(folder.isEmpty ? "the store" : Quoting.quoted(folder)) as they "
                         + "are now (first use on this clone): " + keys.joined(separator: ", "))
             }
+        case .undidInterruptedChange(let files):
+            standardError.line(
+                "Undid a change that an interrupted command left half done: \(files) file\(files == 1 ? "" : "s") put "
+                    + "back as they were.")
         }
     }
 

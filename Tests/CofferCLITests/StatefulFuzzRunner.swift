@@ -223,6 +223,13 @@ enum FuzzTolerance {
                 && step.coffer.errorText.contains("the change is made but not committed")
                 && step.differsOnly(in: ["status", "stdout", "stderr"])
         },
+        Rule(name: "a failed git step in a change of several files leaves nothing changed; pass keeps half") {
+            step in
+            // init, mv and cp are whole or absent, their commits included; pass leaves the files changed.
+            ["init", "mv", "rename", "cp", "copy"].contains(step.operation.arguments.first ?? "")
+                && step.coffer.status == 1 && step.coffer.errorText.contains("nothing was changed")
+                && step.cofferChangedNothing
+        },
         Rule(name: "`mv` and `cp` change nothing unless the whole change can be made") { step in
             // pass moves or copies first and then fails to re-encrypt (no .gpg-id, a missing key), leaving the
             // change made and uncommitted; coffer fails before touching anything.

@@ -52,7 +52,7 @@ extension PasswordStore {
 
     /// Writes entry `name` back as it was in `revision`, re-encrypted for today's recipients, as a new commit.
     public func restore(_ name: String, revision: String) throws {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        try withStoreLock {
             let plaintext = try read(name, revision: revision)
             try write(name, plaintext, commitMessage: "Restore \(name) from \(revision).")
 

@@ -108,7 +108,7 @@ extension PasswordStore {
     /// - Parameter mergeDriver: the absolute path of a `coffer` executable to register as the git merge
     ///   driver for `*.gpg` (for people who run `git pull` themselves); `nil` leaves the configuration.
     public func sync(mergeDriver: String? = nil) throws -> SyncReport {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        try withStoreLock {
             let repository = try rootRepository()
             var report = SyncReport()
             if let undone = try undoInterruptedSync(repository) {
@@ -268,12 +268,16 @@ extension PasswordStore {
         try encryptAgain(planned.jobs, acceptance: policy.acceptance) { _, ciphertext in
             plan.ciphertexts.append(ciphertext)
         }
-        try write(plan) { _ in }
         let written = plan.jobs.map(\.destination)
-        try repository.commit(
-            paths: written,
-            message:
-                "Reencrypt \(written.count) \(written.count == 1 ? "entry" : "entries") to match .gpg-id.")
+        // Whole or absent: the files and their commit, or none, and nothing is pushed then.
+        try whole(written) { _ in
+            try write(plan) { _ in }
+            try repository.commit(
+                paths: written,
+                message:
+                    "Reencrypt \(written.count) \(written.count == 1 ? "entry" : "entries") to match .gpg-id."
+            )
+        }
         return (written.map { String($0.droppingPathPrefix(root).dropLast(4)) }, planned.narrow)
     }
 

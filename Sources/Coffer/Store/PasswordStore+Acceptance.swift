@@ -23,12 +23,20 @@ public enum RecipientNotice: Sendable, Equatable {
     /// a remote (what arrived from it before this is accepted too).
     case acceptedOnFirstUse(folders: [(folder: String, keys: [String])], fromElsewhere: Bool)
 
+    /// A change of `files` files that a killed process left half done was put back as it was before it
+    /// (see ``PasswordStore/whole(_:_:)``), before this command wrote anything.
+    case undidInterruptedChange(files: Int)
+
     /// Compares notices by what they say.
     public static func == (left: RecipientNotice, right: RecipientNotice) -> Bool {
         switch (left, right) {
         case (.acceptedOnFirstUse(let one, let elsewhere), .acceptedOnFirstUse(let other, let also)):
             return elsewhere == also && one.map(\.folder) == other.map(\.folder)
                 && one.map(\.keys) == other.map(\.keys)
+        case (.undidInterruptedChange(let one), .undidInterruptedChange(let other)):
+            return one == other
+        default:
+            return false
         }
     }
 }
@@ -554,7 +562,7 @@ extension PasswordStore {
     public func acceptRecipient(
         _ fingerprint: String, subfolder: String = "", onEvent: (StoreEvent) -> Void = { _ in }
     ) throws -> [String] {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        try withStoreLock {
             var (acceptance, key, folder) = try acceptanceTarget(fingerprint, subfolder: subfolder)
             try git(for: folderPath(folder))?.ensureNoUnfinishedOperation()
             let line = try recipients(forFolder: folder).ids.first { id in

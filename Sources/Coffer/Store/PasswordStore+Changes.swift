@@ -11,7 +11,7 @@ extension PasswordStore {
     ///
     /// Like pass, `name/` or a name with no entry means the folder. Commits `Remove NAME from store.`
     public func remove(_ name: String, recursive: Bool, onEvent: (StoreEvent) -> Void = { _ in }) throws {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        try withStoreLock {
             try EntryName.validate(name)
             // rm refuses `.`; pass would run `rm -rf "$PREFIX/"` for an empty name and lose the store.
             if EntryName.isStoreRoot(name) || EntryName.endsInDot(name) {
@@ -32,23 +32,34 @@ extension PasswordStore {
             }
             try checkInsideStore(EntryName.trimmed(target))
             try git(for: target)?.ensureNoUnfinishedOperation()
-            if isFolderTarget && FileSystem.kind(folder) == .directory {
-                guard recursive else {
-                    throw CofferError(.invalidArgument, "cannot remove '\(target)': Is a directory")
-                }
-                try removeTree(folder, spelled: target, onEvent: onEvent)
-            } else {
-                try FileSystem.remove(EntryName.trimmed(target))
-                onEvent(.removedFile(target))
+            // A removal killed before its commit is put back by the next write.
+            try whole(try Self.filesBelow(EntryName.trimmed(target)), undoingFailures: false) { _ in
+                try removeAndCommit(
+                    name, target: target, folder: folder, isFolder: isFolderTarget,
+                    recursive: recursive, onEvent: onEvent)
             }
-            // Like pass's `rmdir -p "${passfile%/*}"`, also when git fails: from an entry's folder up, but
-            // for a folder from the folder itself, which is gone, so its parents stay.
-            defer {
-                removeEmptyFolders(from: target.utf8.contains(0x2F) ? target.parentPath : target)
-            }
-            try commit([target], "Remove \(name) from store.")
-
         }
+    }
+
+    private func removeAndCommit(
+        _ name: String, target: String, folder: String, isFolder isFolderTarget: Bool, recursive: Bool,
+        onEvent: (StoreEvent) -> Void
+    ) throws {
+        if isFolderTarget && FileSystem.kind(folder) == .directory {
+            guard recursive else {
+                throw CofferError(.invalidArgument, "cannot remove '\(target)': Is a directory")
+            }
+            try removeTree(folder, spelled: target, onEvent: onEvent)
+        } else {
+            try FileSystem.remove(EntryName.trimmed(target))
+            onEvent(.removedFile(target))
+        }
+        // Like pass's `rmdir -p "${passfile%/*}"`, also when git fails: from an entry's folder up, but
+        // for a folder from the folder itself, which is gone, so its parents stay.
+        defer {
+            removeEmptyFolders(from: target.utf8.contains(0x2F) ? target.parentPath : target)
+        }
+        try commit([target], "Remove \(name) from store.")
     }
 
     /// Removes the entries `names` and the folders they leave empty, committed as one change with
@@ -56,7 +67,7 @@ extension PasswordStore {
     ///
     /// When removing one fails, the entries already removed are still committed before the error is thrown.
     package func remove(entries names: [String], commitMessage: String) throws {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        try withStoreLock {
             for name in names { try EntryName.validate(name) }
             let paths = names.map(entryPath).filter(FileSystem.isFile)
             guard let first = paths.first else { return }
@@ -87,7 +98,7 @@ extension PasswordStore {
     /// empty. A failure then means that nothing changed, and a retry makes no second copy.
     package func undoingUncommitted<Result>(_ names: [String], _ change: () throws -> Result) throws -> Result
     {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        try withStoreLock {
             var saved: [(path: String, bytes: [UInt8]?, mode: mode_t)] = []
             for name in names {
                 try EntryName.validate(name)
@@ -120,13 +131,7 @@ extension PasswordStore {
                         removeEmptyFolders(from: FileSystem.parent(of: entry.path))
                     }
                 }
-                let made = "; the change is made but not committed"
-                let message =
-                    error.message.hasSuffix(made)
-                    ? String(error.message.dropLast(made.count)) + "; the change is undone"
-                    : error.message + " (the change is undone)"
-                throw CofferError(
-                    error.code, message, paths: error.paths, errno: error.errno, exitStatus: error.exitStatus)
+                throw Self.undone(error, "the change is undone")
             }
         }
     }

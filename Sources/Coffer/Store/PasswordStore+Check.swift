@@ -73,7 +73,7 @@ extension PasswordStore {
     {
         // Repairs are changes: they wait for other writers and are committed as one.
         guard fix else { return try examineStore(fix: false, confirm: nil) }
-        return try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        return try withStoreLock {
             var undone: [StoreFinding] = []
             if let repository = storeRepository, let undo = try undoInterruptedSync(repository) {
                 let kept = undo.kept.map { "; the commits it had started are kept at \($0)" } ?? ""

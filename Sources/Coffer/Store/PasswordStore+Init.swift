@@ -17,7 +17,7 @@ extension PasswordStore {
     public func initialize(
         recipients: [String], subfolder: String = "", onEvent: (StoreEvent) -> Void = { _ in }
     ) throws {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        try withStoreLock {
             try EntryName.validate(subfolder)
             let folder = root + "/" + subfolder
             let suffix = subfolder.isEmpty ? "" : " (\(subfolder))"
@@ -40,16 +40,15 @@ extension PasswordStore {
             }
             // The new `.gpg-id` goes in place (the store lock keeps other writers out), the entries are
             // encrypted for it in memory, and only then is anything committed.
-            let previous = FileSystem.isFile(gpgID) ? try FileSystem.readFile(gpgID) : nil
-            let previousSignature =
-                FileSystem.isFile(gpgID + ".sig") ? try FileSystem.readFile(gpgID + ".sig") : nil
             // The recipients the user names are what the folder accepts from now on (the record is made
             // from the store as it was first, when the clone has none yet).
             let acceptance = try acceptance(at: gpgID)
-            let plan: ReencryptionPlan
-            var signers: [String] = []
-            var gained = Set<String>()
-            do {
+            // Whole or absent: `.gpg-id`, its signature, the record and every entry re-encrypted, and the
+            // commits, or none of them.
+            try whole([gpgID, gpgID + ".sig"] + (acceptance.map { [$0.file] } ?? [])) { journal in
+                let plan: ReencryptionPlan
+                var signers: [String] = []
+                var gained = Set<String>()
                 if var accepted = acceptance {
                     let before = accepted.accepted.keys(forFolder: subfolder)
                     if removing {
@@ -70,34 +69,26 @@ extension PasswordStore {
                 }
                 plan = try planReencryption(
                     at: FileSystem.isDirectory(folder) ? folder : nil, asked: folder, gained: gained)
-            } catch {
-                for (file, bytes) in [(gpgID, previous), (gpgID + ".sig", previousSignature)] {
-                    if let bytes {
-                        try FileSystem.atomicWrite(file, bytes: bytes, mode: configuration.fileMode)
-                    } else {
-                        unlink(file)
+                try journal.add(plan.jobs.map(\.destination))
+                if removing {
+                    onEvent(.removedFile(gpgID))
+                    try commit([gpgID], "Deinitialize \(gpgID)\(suffix).")
+                } else {
+                    onEvent(.initialized(recipients: recipients, subfolder: subfolder))
+                    try commit([gpgID], "Set GPG id to \(listed)\(suffix).")
+                    if !signers.isEmpty {
+                        try commit(
+                            [gpgID + ".sig"], "Signing new GPG id with \(signers.joined(separator: ",")).")
                     }
                 }
-                try? acceptance?.save()
-                throw error
-            }
-            if removing {
-                onEvent(.removedFile(gpgID))
-                try commit([gpgID], "Deinitialize \(gpgID)\(suffix).")
-            } else {
-                onEvent(.initialized(recipients: recipients, subfolder: subfolder))
-                try commit([gpgID], "Set GPG id to \(listed)\(suffix).")
-                if !signers.isEmpty {
-                    try commit([gpgID + ".sig"], "Signing new GPG id with \(signers.joined(separator: ",")).")
+                try write(plan, onEvent: onEvent)
+                if !plan.jobs.isEmpty {
+                    try commit(
+                        plan.jobs.map(\.destination),
+                        "Reencrypt password store using new GPG id \(removing ? "" : listed)\(suffix).")
                 }
+                if removing { removeEmptyFolders(from: folder) }
             }
-            try write(plan, onEvent: onEvent)
-            if !plan.jobs.isEmpty {
-                try commit(
-                    plan.jobs.map(\.destination),
-                    "Reencrypt password store using new GPG id \(removing ? "" : listed)\(suffix).")
-            }
-            if removing { removeEmptyFolders(from: folder) }
         }
     }
 
@@ -129,7 +120,7 @@ extension PasswordStore {
         _ path: String, onEvent: (StoreEvent) -> Void = { _ in },
         skipping: ((String, any Error) -> Void)? = nil
     ) throws {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        try withStoreLock {
             try git(for: path)?.ensureNoUnfinishedOperation()
             try write(
                 try planReencryption(at: path, skipping: skipping != nil), onEvent: onEvent,

@@ -14,7 +14,7 @@ extension PasswordStore {
         guard !fingerprint.isEmpty, Hex.bytes(fingerprint) != nil else {
             throw CofferError(.invalidName, "\(fingerprint) is not a key's fingerprint")
         }
-        return try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        return try withStoreLock {
             let file = root + "/" + Self.publicKeysFolder + "/" + fingerprint
             try checkInsideStore(file)
             try git(for: file)?.ensureNoUnfinishedOperation()

@@ -72,7 +72,7 @@ extension PasswordStore {
                 .invalidArgument,
                 "PASSWORD_STORE_KEY is set and overrides every .gpg-id; unset it to change the recipients")
         }
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        try withStoreLock {
             try EntryName.validate(subfolder)
             let name = EntryName.trimmed(subfolder)
             let place = name.isEmpty ? "the store" : name
@@ -301,14 +301,11 @@ extension PasswordStore {
     ) throws {
         // `lines` are the file's lines, comments kept.
         let gpgID = folder + "/.gpg-id"
-        var originals: [(String, [UInt8]?)] = []
-        for file in [gpgID, gpgID + ".sig"] + publicKeys.map(\.file) + droppedKeys
+        let files =
+            [gpgID, gpgID + ".sig"] + publicKeys.map(\.file) + droppedKeys
             + (acceptance.map { [$0.file] } ?? [])
-        {
-            originals.append((file, FileSystem.isFile(file) ? try FileSystem.readFile(file) : nil))
-        }
-        var written = [gpgID]
-        do {
+        try whole(files) { journal in
+            var written = [gpgID]
             try acceptance?.save()
             try FileSystem.atomicWrite(
                 gpgID, bytes: Array(lines.map { $0 + "\n" }.joined().utf8), mode: configuration.fileMode)
@@ -326,21 +323,9 @@ extension PasswordStore {
                 written.append(file)
             }
             let plan = try planReencryption(at: folder, asked: folder, gained: gained)
-            // The ciphertexts being replaced, to put back if the rest fails (they are not secret).
-            for job in plan.jobs {
-                originals.append((job.destination, try FileSystem.readFile(job.destination)))
-            }
+            try journal.add(plan.jobs.map(\.destination))
             try write(plan, onEvent: onEvent)
             try commit(written + plan.jobs.map(\.destination), message)
-        } catch {
-            for (file, bytes) in originals {
-                if let bytes {
-                    try? FileSystem.atomicWrite(file, bytes: bytes, mode: configuration.fileMode)
-                } else {
-                    unlink(file)
-                }
-            }
-            throw error
         }
     }
 }

@@ -14,7 +14,7 @@ extension PasswordStore {
         _ source: String, to destination: String, overwrite: ((String) -> Bool)? = nil,
         onEvent: (StoreEvent) -> Void = { _ in }
     ) throws {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        try withStoreLock {
             try transfer(source, to: destination, copy: false, overwrite: overwrite, onEvent: onEvent)
         }
     }
@@ -26,7 +26,7 @@ extension PasswordStore {
         _ source: String, to destination: String, overwrite: ((String) -> Bool)? = nil,
         onEvent: (StoreEvent) -> Void = { _ in }
     ) throws {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        try withStoreLock {
             try transfer(source, to: destination, copy: true, overwrite: overwrite, onEvent: onEvent)
         }
     }
@@ -113,6 +113,46 @@ extension PasswordStore {
             return
         }
         let replacing = FileSystem.kind(target) != .missing
+        // Whole or absent: every file the transfer takes, replaces or makes, and the commits.
+        let sources = try Self.filesBelow(oldPath)
+        let landing = sources.map { target + String($0.utf8.dropFirst(oldPath.utf8.count))! }
+        let changing =
+            (copy ? [] : sources) + landing + (try Self.filesBelow(target))
+            + (acceptance.map { [$0.file] } ?? [])
+        try whole(changing) { _ in
+            try finishTransfer(
+                plan, source: source, destination: destination, paths: (oldPath, newPath, oldFolder),
+                copy: copy, replacing: replacing, acceptance: acceptance, onEvent: onEvent)
+        }
+    }
+
+    /// The regular files at or below `path` (`.git` folders left out), not through links.
+    static func filesBelow(_ path: String) throws -> [String] {
+        switch FileSystem.kind(path) {
+        case .file: return [path]
+        case .directory: break
+        default: return []
+        }
+        var files: [String] = []
+        try FileTree.walk(path) { file, item in
+            if item.isFile { files.append(file) }
+            return item.isFolder && item.name != Array(".git".utf8)
+        } failed: { folder, failure in
+            if case .unreadable(let number) = failure {
+                throw CofferError(.io, "cannot read folder", path: folder, errno: number)
+            }
+        }
+        return files
+    }
+
+    /// Moves or copies the files as `plan` says and commits, as ``transfer(_:to:copy:overwrite:onEvent:)``
+    /// has decided.
+    private func finishTransfer(
+        _ plan: TransferPlan, source: String, destination: String,
+        paths: (old: String, new: String, oldFolder: String), copy: Bool, replacing: Bool,
+        acceptance: Acceptance?, onEvent: (StoreEvent) -> Void
+    ) throws {
+        let (oldPath, newPath, oldFolder) = paths
         try apply(plan, copy: copy, onEvent: onEvent)
         try acceptance?.save()
         // What the user moved or copied comes from its new folder now (re-encrypted entries are noted

@@ -234,7 +234,7 @@ public struct PasswordStore: Sendable {
     /// When the store is a git work tree the change is committed with `commitMessage`
     /// (by default pass's `Add given password for NAME to store.`).
     public func write(_ name: String, _ contents: SecureBytes, commitMessage: String? = nil) throws {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        try withStoreLock {
             try validateNewName(name)
             guard !name.isEmpty, !name.endsWithSlash else {
                 throw CofferError(.invalidName, "an entry needs a name")
@@ -289,11 +289,12 @@ public struct PasswordStore: Sendable {
 
     /// Puts `ciphertext` (encrypted for the recipients of `name`) in place atomically and commits it.
     private func writeEncrypted(_ name: String, _ ciphertext: [UInt8], commitMessage: String?) throws {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
-            let path = entryPath(name)
-            // Like pass's `gpg -o`, a symlinked entry is written through, to the file it names in the
-            // same folder (``linkedEntryFile(_:)``); both names are committed.
-            let destination = try linkedEntryFile(name) ?? path
+        let path = entryPath(name)
+        // Like pass's `gpg -o`, a symlinked entry is written through, to the file it names in the
+        // same folder (``linkedEntryFile(_:)``); both names are committed.
+        let destination = try linkedEntryFile(name) ?? path
+        // A write killed between writing and committing is put back by the next one.
+        try whole([destination], undoingFailures: false) { _ in
             try FileSystem.makeDirectories(FileSystem.parent(of: destination), mode: configuration.folderMode)
             removeStrayTemporaryFiles(in: FileSystem.parent(of: destination))
             try FileSystem.atomicWrite(destination, bytes: ciphertext, mode: configuration.fileMode)
@@ -338,7 +339,7 @@ public struct PasswordStore: Sendable {
     )
         throws -> Bool
     {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        try withStoreLock {
             let path = entryPath(name)
             let current = FileSystem.isFile(path) ? try FileSystem.readFile(path) : nil
             guard let current, current != version?.ciphertext else {
@@ -361,7 +362,7 @@ public struct PasswordStore: Sendable {
     public func update(
         _ name: String, commitMessage: String? = nil, _ transform: (SecureBytes) throws -> SecureBytes
     ) throws {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        try withStoreLock {
             try write(name, transform(read(name)), commitMessage: commitMessage)
         }
     }
@@ -371,7 +372,7 @@ public struct PasswordStore: Sendable {
     public func update(
         _ name: String, _ transform: (SecureBytes) throws -> (contents: SecureBytes, commitMessage: String?)
     ) throws {
-        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+        try withStoreLock {
             let (contents, message) = try transform(read(name))
             try write(name, contents, commitMessage: message)
         }

@@ -1,0 +1,236 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What makes a change of several files of the store whole or absent: before the change writes anything,
+/// the journal keeps the files as they are (their bytes, or that they are missing), their index entries
+/// and the commit HEAD names. A change that fails is put back from it at once; one that was killed
+/// (SIGKILL, SIGTERM, a power cut) is put back by the next command that writes, or by `fsck --fix`.
+///
+/// It lives in `<git folder>/coffer-journal`, or in `<store>/.coffer-journal` for a store without git.
+/// It holds only what the store holds on disk: ciphertexts and recipient lists, never plaintext.
+package struct ChangeJournal {
+    /// The journal's folder.
+    let folder: String
+    /// The store's repository, when it has one.
+    let repository: GitRepository?
+    /// The manifest's lines so far.
+    private var manifest: String
+    /// The files kept so far.
+    private var kept: Set<String> = []
+
+    /// The journal folders this process has open: a nested write must not take its own change's
+    /// journal for one left by a killed process.
+    private static let active = Locked<Set<String>>([])
+
+    /// The folder of the journal of `store`.
+    static func folder(for store: PasswordStore) -> String {
+        if let gitDirectory = store.git(for: store.root + "/.gpg-id")?.gitDirectory() {
+            return gitDirectory + "/coffer-journal"
+        }
+        return store.root + "/.coffer-journal"
+    }
+
+    /// Keeps `paths` (absolute paths of files in the store) as they are now, then returns the journal.
+    static func begin(_ store: PasswordStore, paths: [String]) throws -> ChangeJournal {
+        let folder = folder(for: store)
+        let repository = store.git(for: store.root + "/.gpg-id")
+        try? FileSystem.removeTree(folder)
+        try FileSystem.makeDirectories(folder, mode: 0o700)
+        var journal = ChangeJournal(
+            folder: folder, repository: repository, manifest: "head \(repository?.resolve("HEAD") ?? "-")\n")
+        active.withLock { _ = $0.insert(folder) }
+        do {
+            try journal.add(paths)
+        } catch {
+            journal.end()
+            throw error
+        }
+        return journal
+    }
+
+    /// Keeps `paths` too, as they are now (before the change writes them).
+    ///
+    /// A file is kept by a hard link, which needs no room on a full disk: every write of the store puts
+    /// a new file in place, so the linked one keeps the old bytes.
+    mutating func add(_ paths: [String]) throws {
+        var index = kept.count
+        var added: [String] = []
+        for path in Set(paths).subtracting(kept).sorted() {
+            var info = stat()
+            let hex = Hex.upper(Array(path.utf8))
+            if lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG {
+                let copy = folder + "/\(index)"
+                if link(path, copy) != 0 {
+                    try FileSystem.atomicWrite(copy, bytes: try FileSystem.readFile(path), mode: 0o600)
+                }
+                manifest += "file \(index) \(String(info.st_mode & 0o7777, radix: 8)) \(hex)\n"
+            } else if lstat(path, &info) != 0 {
+                manifest += "missing \(index) 0 \(hex)\n"
+            } else {
+                // A link or a folder is not a file this change replaces: it is left as it is.
+                continue
+            }
+            kept.insert(path)
+            added.append(path)
+            index += 1
+        }
+        if let repository {
+            let relative = tracked(Array(kept), in: repository)
+            let entries =
+                relative.isEmpty
+                ? [] : try repository.run(["ls-files", "-s", "-z", "--"] + relative).standardOutput
+            try FileSystem.atomicWrite(folder + "/index", bytes: entries, mode: 0o600)
+        }
+        // The manifest last: a journal without one was never begun, and is only removed.
+        try FileSystem.atomicWrite(folder + "/manifest", bytes: Array(manifest.utf8), mode: 0o600)
+    }
+
+    /// The paths of `paths` in the work tree (not in the git folder), as git names them.
+    private func tracked(_ paths: [String], in repository: GitRepository) -> [String] {
+        let gitDirectory = repository.gitDirectory() ?? repository.directory + "/.git"
+        return paths.filter { $0.isPath(inside: repository.directory) && !$0.isPath(inside: gitDirectory) }
+            .map(repository.pathspec)
+    }
+
+    /// The change is whole: the journal goes.
+    func end() {
+        try? FileSystem.removeTree(folder)
+        Self.active.withLock { _ = $0.remove(folder) }
+    }
+
+    /// Puts every file back as the journal has it, the index and HEAD too, then removes the journal.
+    func rollBack() throws {
+        defer { Self.active.withLock { _ = $0.remove(folder) } }
+        guard let bytes = try? FileSystem.readFile(folder + "/manifest") else {
+            try? FileSystem.removeTree(folder)
+            return
+        }
+        var head: String?
+        var paths: [String] = []
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            let fields = line.split(separator: " ").map(String.init)
+            if fields.count == 2, fields[0] == "head" {
+                head = fields[1] == "-" ? nil : fields[1]
+                continue
+            }
+            guard fields.count == 4, let name = Hex.bytes(fields[3]) else { continue }
+            let path = String(decoding: name, as: UTF8.self)
+            paths.append(path)
+            if fields[0] == "file" {
+                let copy = folder + "/" + fields[1]
+                // Already put back by an earlier roll-back that was itself cut short.
+                guard FileSystem.kind(copy) == .file else { continue }
+                try FileSystem.makeDirectories(FileSystem.parent(of: path), mode: 0o700)
+                chmod(copy, mode_t(fields[2], radix: 8) ?? 0o600)
+                if rename(copy, path) != 0 {
+                    try FileSystem.atomicWrite(
+                        path, bytes: try FileSystem.readFile(copy), mode: mode_t(fields[2], radix: 8) ?? 0o600
+                    )
+                }
+            } else if fields[0] == "missing", FileSystem.kind(path) == .file {
+                try FileSystem.remove(path)
+            }
+        }
+        if let repository {
+            // The killed process's git may still be finishing.
+            try repository.waitForOtherGit()
+            repository.removeStaleLocks()
+            // Commits the change made go: HEAD and the branch back to where they were.
+            if let head, repository.resolve("HEAD") != head {
+                try repository.run(["reset", "--quiet", "--soft", head])
+            }
+            let relative = tracked(paths, in: repository)
+            if !relative.isEmpty {
+                let saved = (try? FileSystem.readFile(folder + "/index")) ?? []
+                let before = Set(
+                    saved.split(separator: 0).compactMap { entry in
+                        entry.firstIndex(of: 9).map {
+                            String(decoding: entry[entry.index(after: $0)...], as: UTF8.self)
+                        }
+                    })
+                _ = try repository.runUnchecked(["reset", "--quiet", "--"] + relative)
+                let gone = relative.filter { !before.contains($0) }
+                if !gone.isEmpty {
+                    _ = try repository.runUnchecked(["update-index", "--force-remove", "--"] + gone)
+                }
+                if !saved.isEmpty {
+                    try repository.run(["update-index", "-z", "--index-info"], input: saved)
+                }
+            }
+        }
+        try FileSystem.removeTree(folder)
+    }
+
+    /// Puts back a change a killed process left half done, when there is one (not one this process is
+    /// making); returns how many files it had kept.
+    static func recover(_ store: PasswordStore) throws -> Int? {
+        let folder = folder(for: store)
+        guard FileSystem.kind(folder) == .directory, !active.withLock({ $0.contains(folder) }) else {
+            return nil
+        }
+        let manifest = (try? FileSystem.readFile(folder + "/manifest")) ?? []
+        let count = manifest.split(separator: 10).count - 1
+        try ChangeJournal(folder: folder, repository: store.git(for: store.root + "/.gpg-id"), manifest: "")
+            .rollBack()
+        return manifest.isEmpty ? nil : max(count, 0)
+    }
+}
+
+extension PasswordStore {
+    /// Runs `change`, which writes, removes and commits `paths` (absolute paths of files in the store),
+    /// so that it is whole or absent: when it fails, every file, the index and HEAD are put back as they
+    /// were, and the error says so; when the process is killed, the next write puts them back.
+    ///
+    /// `change` may add the files it finds it will write (``ChangeJournal/add(_:)``) before writing them.
+    /// With `undoingFailures` false, a failure leaves what `change` did (a single entry's write whose
+    /// commit a hook refused stays written, as under pass); a kill is still put back.
+    package func whole<Result>(
+        _ paths: [String], undoingFailures: Bool = true, _ change: (inout ChangeJournal) throws -> Result
+    ) throws -> Result {
+        try withStoreLock {
+            var journal = try ChangeJournal.begin(self, paths: paths)
+            do {
+                let result = try change(&journal)
+                journal.end()
+                return result
+            } catch {
+                guard undoingFailures else {
+                    journal.end()
+                    throw error
+                }
+                do {
+                    try journal.rollBack()
+                } catch {
+                    // The journal stays for the next write to put back.
+                }
+                throw Self.undone(error)
+            }
+        }
+    }
+
+    /// `error` saying `what` happened to the change instead of that it is made but not committed.
+    static func undone(_ error: any Error, _ what: String = "nothing was changed") -> any Error {
+        guard let error = error as? CofferError else { return error }
+        let made = "; the change is made but not committed"
+        let message =
+            error.message.hasSuffix(made)
+            ? String(error.message.dropLast(made.count)) + "; " + what
+            : error.message + " (\(what))"
+        return CofferError(
+            error.code, message, paths: error.paths, errno: error.errno, exitStatus: error.exitStatus)
+    }
+
+    /// Runs `body` under the store's lock, after putting back a change a killed process left half done
+    /// (told to ``notices``).
+    package func withStoreLock<Result>(_ body: () throws -> Result) throws -> Result {
+        try StoreLock.withLock(root: root, timeout: configuration.lockTimeout) {
+            if let files = try ChangeJournal.recover(self) {
+                notices?(.undidInterruptedChange(files: files))
+            }
+            return try body()
+        }
+    }
+}

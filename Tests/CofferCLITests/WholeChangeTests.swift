@@ -1,0 +1,206 @@
+import Coffer
+import CofferTestSupport
+import Testing
+
+/// Changes of several files are whole or absent, the commit included, whatever stops them: a hook that
+/// refuses the commit, or the process killed between writing and committing. Run as people run coffer:
+/// installed only as `pass`, by absolute path, with a short `PATH`.
+@Suite("a change of several files is whole or absent")
+struct WholeChangeTests {
+    /// A store for key 0 and key 1 with entries under `team/`, committed.
+    static func team() throws -> InstalledAsPass {
+        let coffer = try InstalledAsPass(entries: ["top": "t\n"])
+        let keys = coffer.sandbox.keys
+        try coffer.check(["init", "-p", "team", keys[0].fingerprint, keys[1].fingerprint])
+        for index in 0..<4 { try coffer.insert("team/entry\(index)", "secret \(index)\n") }
+        return coffer
+    }
+
+    /// The bytes of every file of the work tree but `.git`, by path.
+    static func files(_ coffer: InstalledAsPass) throws -> [String: [UInt8]] {
+        let listed = try coffer.sandbox.check([
+            "find", coffer.store, "-path", coffer.store + "/.git", "-prune", "-o", "-type", "f", "-print",
+        ])
+        var files: [String: [UInt8]] = [:]
+        for path in listed.outputText.split(separator: "\n") {
+            files[String(path)] = try coffer.sandbox.read(String(path))
+        }
+        return files
+    }
+
+    static let refusingHook = "#!/bin/sh\necho refused by policy >&2\nexit 1\n"
+    /// A hook that kills the coffer that runs git (the hook's grandparent), as SIGKILL would mid-change.
+    static let killingHook =
+        "#!/bin/sh\ncoffer=$(awk '{print $4}' /proc/$PPID/stat)\nkill -9 \"$coffer\"\nexit 1\n"
+
+    static let changes: [(String, @Sendable (InstalledAsPass) -> [String])] = [
+        ("recipients rm", { ["recipients", "rm", "-p", "team", $0.sandbox.keys[1].fingerprint] }),
+        ("init -p", { ["init", "-p", "team", $0.sandbox.keys[0].fingerprint] }),
+        ("mv of a folder", { _ in ["mv", "team", "moved"] }),
+        ("rm -r", { _ in ["rm", "-r", "-f", "team"] }),
+    ]
+
+    /// Runs the change `arguments` on a fresh ``team()`` store with `hook` as its pre-commit hook; returns
+    /// the store, its files and HEAD before, and what the change printed.
+    static func run(_ arguments: (InstalledAsPass) -> [String], hook: String) throws -> (
+        InstalledAsPass, [String: [UInt8]], String, ChildProcess.Output
+    ) {
+        let coffer = try team()
+        let before = try files(coffer)
+        let head = try coffer.git(["rev-parse", "HEAD"])
+        try TestFiles.write(hook, to: coffer.store + "/.git/hooks/pre-commit", mode: 0o755)
+        return (coffer, before, head, try coffer.run(arguments(coffer)))
+    }
+
+    @Test("A commit a hook refuses: nothing changed, nothing staged, one line that says so")
+    func refusedCommit() throws {
+        for (label, arguments) in Self.changes where label != "rm -r" {
+            let (coffer, before, head, result) = try Self.run(arguments, hook: Self.refusingHook)
+            #expect(result.status != 0, "\(label)")
+            #expect(result.errorText.contains("nothing was changed"), "\(label): \(result.errorText)")
+            #expect(try Self.files(coffer) == before, "\(label): the files are as they were")
+            #expect(try coffer.git(["rev-parse", "HEAD"]) == head, "\(label)")
+            #expect(try coffer.uncommitted() == "", "\(label)")
+            // The removed recipient still reads only what it could before, and the rest works.
+            unlink(coffer.store + "/.git/hooks/pre-commit")
+            try coffer.check(arguments(coffer))
+            #expect(try coffer.uncommitted() == "", "\(label)")
+        }
+    }
+
+    @Test("A change killed before its commit is put back by the next write, which says so")
+    func killedChange() throws {
+        for (label, arguments) in Self.changes {
+            let (coffer, before, head, killed) = try Self.run(arguments, hook: Self.killingHook)
+            #expect(killed.status != 0, "\(label)")
+            unlink(coffer.store + "/.git/hooks/pre-commit")
+            let next = try coffer.run(["insert", "-m", "-f", "other"], input: "o\n")
+            #expect(next.status == 0, "\(label): \(next.errorText)")
+            #expect(
+                next.errorText.contains("Undid a change that an interrupted command left half done"),
+                "\(label): \(next.errorText)")
+            var after = try Self.files(coffer)
+            after[coffer.store + "/other.gpg"] = nil
+            #expect(after == before, "\(label): the files are as they were")
+            #expect(try coffer.git(["rev-parse", "HEAD~1"]) == head, "\(label)")
+            #expect(try coffer.uncommitted() == "", "\(label)")
+        }
+    }
+
+    @Test("fsck --fix puts back a killed single write too; rm -f then finds a clean index")
+    func killedWriteAndFsck() throws {
+        let coffer = try InstalledAsPass(entries: ["keep": "k\n"])
+        try TestFiles.write(Self.killingHook, to: coffer.store + "/.git/hooks/pre-commit", mode: 0o755)
+        #expect(try coffer.run(["insert", "-m", "new"], input: "n\n").status != 0)
+        unlink(coffer.store + "/.git/hooks/pre-commit")
+        #expect(try coffer.uncommitted() != "", "the kill left the entry staged")
+        let fixed = try coffer.run(["fsck", "--fix"])
+        #expect(fixed.status == 0, "\(fixed.outputText) \(fixed.errorText)")
+        #expect(try coffer.uncommitted() == "")
+        #expect(!TestFiles.exists(coffer.store + "/new.gpg"))
+        #expect(try coffer.run(["rm", "-f", "new"]).status != 0, "nothing to remove")
+        #expect(try coffer.uncommitted() == "")
+    }
+}
+
+/// Writes on a full disk: a store on a tmpfs of a few MiB, filled up to leave a growing amount of room,
+/// so that each command runs out of space at another step.
+@Suite(
+    "a full disk leaves every change whole or absent",
+    .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+struct FullDiskTests {
+    @Test("Every writing command, out of room at each step: exit 0 with the change whole, or nothing changed")
+    func fullDisk() throws {
+        let sandbox = try GPGSandbox()
+        let mount = sandbox.directory + "/small"
+        try sandbox.check(["mkdir", "-p", mount])
+        try sandbox.check(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", mount])
+        defer { _ = try? sandbox.run(["umount", "-l", mount]) }
+        let store = mount + "/store"
+        var environment = sandbox.environment
+        environment["PASSWORD_STORE_DIR"] = store
+        environment["PATH"] = "/usr/bin:/bin"
+        let program = try CofferBinary.path()
+        func run(_ arguments: [String], input: String = "") throws -> ChildProcess.Output {
+            try sandbox.run([program] + arguments, input: Array(input.utf8), environment: environment)
+        }
+        func git(_ arguments: [String]) throws -> String {
+            try sandbox.check(["git", "-C", store] + arguments).outputText
+        }
+        func files() throws -> [String: [UInt8]] {
+            let listed = try sandbox.check([
+                "find", store, "-path", store + "/.git", "-prune", "-o", "-type", "f", "-print",
+            ])
+            var found: [String: [UInt8]] = [:]
+            for path in listed.outputText.split(separator: "\n") {
+                found[String(path)] = try sandbox.read(String(path))
+            }
+            return found
+        }
+        let keys = sandbox.keys
+        _ = try run(["init", keys[0].fingerprint]).exitedZero("init")
+        _ = try run(["git", "init"]).exitedZero("git init")
+        _ = try run(["init", "-p", "team", keys[0].fingerprint, keys[1].fingerprint]).exitedZero("init -p")
+        for index in 0..<6 {
+            _ = try run(["insert", "-m", "team/e\(index)"], input: "secret \(index)\n").exitedZero("insert")
+        }
+        let commands: [[String]] = [
+            ["recipients", "rm", "-p", "team", keys[1].fingerprint],
+            ["init", "-p", "team", keys[0].fingerprint, keys[2].fingerprint],
+            ["mv", "team", "moved"],
+            ["cp", "team", "copied"],
+            ["rm", "-r", "-f", "team"],
+            ["insert", "-m", "-f", "team/e0"],
+        ]
+        var outcomes: [String: Int] = [:]
+        for command in commands {
+            // Room from none to plenty, so the command fails at each of its steps in turn.
+            for room in [0, 1, 2, 4, 8, 16, 32, 64, 128] {
+                let before = try files()
+                let head = try git(["rev-parse", "HEAD"])
+                _ = try sandbox.run([
+                    "sh", "-c",
+                    "dd if=/dev/zero of=\(mount)/filler bs=4k 2>/dev/null; truncate -s -\(room * 4)k \(mount)/filler",
+                ])
+                let result = try run(command, input: "changed\n")
+                unlink(mount + "/filler")
+                let label =
+                    "\(command.joined(separator: " ")) with \(room * 4) KiB free: exit \(result.status), "
+                    + result.errorText
+                if result.status == 0 {
+                    outcomes["whole", default: 0] += 1
+                    #expect(try git(["status", "--porcelain"]) == "", "\(label): committed")
+                    #expect(try git(["rev-parse", "HEAD"]) != head, "\(label)")
+                } else if result.errorText.contains("the change is made but not committed") {
+                    // rm and insert fail as pass does: the one change made, nothing staged.
+                    outcomes["made", default: 0] += 1
+                    #expect(["rm", "insert"].contains(command[0]), "\(label)")
+                    let staged = try sandbox.run(["git", "-C", store, "diff", "--cached", "--quiet"])
+                    #expect(staged.status == 0, "\(label): nothing staged")
+                } else {
+                    outcomes["absent", default: 0] += 1
+                    // One complaint, in pass's words (mv's, gpg's, git's) or coffer's.
+                    #expect(!result.errorText.isEmpty, "\(label)")
+                    // With room again, the next write (or fsck --fix) puts back whatever is left half done.
+                    _ = try run(["fsck", "--fix"])
+                    #expect(try files() == before, "\(label): the files are as they were")
+                    #expect(try git(["rev-parse", "HEAD"]) == head, "\(label)")
+                    let status = try git(["status", "--porcelain"])
+                    #expect(status == "", "\(label): nothing staged: \(status)")
+                }
+                // Every entry still decrypts: nothing truncated, nothing half-written.
+                for (path, _) in try files() where path.hasSuffix(".gpg") {
+                    #expect(
+                        try sandbox.run(["gpg", "--batch", "--quiet", "-d", path]).status == 0,
+                        "\(label): \(path)")
+                }
+                // Back to the store as it was, for the next step.
+                if try git(["rev-parse", "HEAD"]) != head || !(try git(["status", "--porcelain"])).isEmpty {
+                    try sandbox.check(["git", "-C", store, "reset", "--quiet", "--hard", head])
+                    try sandbox.check(["git", "-C", store, "clean", "-q", "-f", "-d"])
+                }
+            }
+        }
+        #expect(outcomes["absent", default: 0] > 0 && outcomes["whole", default: 0] > 0, "\(outcomes)")
+    }
+}
