@@ -155,6 +155,18 @@ public struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugS
         return fieldSpans().first { $0.keyString.lowercased() == wanted }?.valueString
     }
 
+    /// The exact bytes of the first field whose key equals `key`, ignoring case, or `nil` when there is
+    /// none.
+    ///
+    /// As ``field(_:)``, but bytes that are not UTF-8 are kept as they are. A key that is not UTF-8
+    /// never matches.
+    public func fieldBytes(_ key: String) -> [UInt8]? {
+        let wanted = key.lowercased()
+        return fieldSpans().first { span in
+            String(validating: span.key, as: UTF8.self)?.lowercased() == wanted
+        }?.valueBytes
+    }
+
     /// The lines that start with `otpauth://` (any case), line 1 included, in order.
     public var otpauthURIs: [String] {
         lines.compactMap { line in

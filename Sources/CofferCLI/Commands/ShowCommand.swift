@@ -134,12 +134,16 @@ enum ShowCommand {
         return true
     }
 
-    /// The value of `field` in an entry (`password` is line 1); a missing field is an error (status 1).
+    /// The exact bytes of `field` in an entry (`password` is line 1), UTF-8 or not; a missing field is an
+    /// error (status 1).
     static func fieldValue(of contents: SecureBytes, _ field: String, name: String) throws -> SecureBytes {
         let secret = Secret(parsing: contents.withUnsafeBytes { Array($0) })
         if field.lowercased() == "password" { return SecureBytes(secret.passwordBytes) }
-        guard let value = secret.field(field) else { throw Exit.die("Error: \(name) has no field \(field).") }
-        return SecureBytes(Array(value.utf8))
+        guard var value = secret.fieldBytes(field) else {
+            throw Exit.die("Error: \(name) has no field \(field).")
+        }
+        defer { value.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
+        return SecureBytes(value)
     }
 
     /// Warns on standard error when the entry holds conflict markers left by a merge.

@@ -7,12 +7,29 @@ import Coffer
 /// ```
 ///
 /// `fields` holds each key once (spelled as its first occurrence; keys are compared ignoring case), its
-/// value a string, or an array of strings when the key repeats; `text` is the whole decrypted entry. Bytes
-/// that are not UTF-8 become U+FFFD.
+/// value a string, or an array of strings when the key repeats; `text` is the whole decrypted entry.
+///
+/// No byte is ever changed. An entry that is not UTF-8 has no exact text, so `password`, `fields` and
+/// `text` are `null` and `textBase64` holds the whole entry in standard base64 (RFC 4648, padded):
+///
+/// ```json
+/// {"name": "keys/blob", "password": null, "fields": null, "text": null, "textBase64": "cGH/c3MK"}
+/// ```
+///
+/// `textBase64` is there only then. (When the whole entry is UTF-8, so is each part of it: lines, keys
+/// and values are split at ASCII bytes.)
 enum EntryJSON {
     /// The object and a newline, as bytes (the caller wipes them).
     static func render(name: String, contents: SecureBytes) -> [UInt8] {
-        let bytes = contents.withUnsafeBytes { Array($0) }
+        var bytes = contents.withUnsafeBytes { Array($0) }
+        defer { bytes.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
+        var output = Array("{\"name\": ".utf8) + quoted(Array(name.utf8))
+        guard isUTF8(bytes) else {
+            output += Array(", \"password\": null, \"fields\": null, \"text\": null, \"textBase64\": \"".utf8)
+            output += Array(SecretBase64.encode(bytes).utf8)
+            output += Array("\"}\n".utf8)
+            return output
+        }
         let secret = Secret(parsing: bytes)
         var order: [String] = []
         var values: [String: (key: String, values: [String])] = [:]
@@ -24,8 +41,6 @@ enum EntryJSON {
             }
             values[folded]?.values.append(field.value)
         }
-        var output: [UInt8] = []
-        output += Array("{\"name\": ".utf8) + quoted(Array(name.utf8))
         output += Array(", \"password\": ".utf8) + quoted(secret.passwordBytes)
         output += Array(", \"fields\": {".utf8)
         for (index, folded) in order.enumerated() {
@@ -44,7 +59,13 @@ enum EntryJSON {
         return output
     }
 
-    /// A JSON string: quotes, backslashes and control characters escaped, other text as UTF-8.
+    /// Whether `bytes` are UTF-8 throughout.
+    static func isUTF8(_ bytes: [UInt8]) -> Bool {
+        String(validating: bytes, as: UTF8.self) != nil
+    }
+
+    /// A JSON string: quotes, backslashes and control characters escaped, other text as UTF-8 (bytes that
+    /// are not UTF-8 become U+FFFD, so callers that must keep every byte check ``isUTF8(_:)`` first).
     static func quoted(_ bytes: [UInt8]) -> [UInt8] {
         var output: [UInt8] = [UInt8(ascii: "\"")]
         for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
