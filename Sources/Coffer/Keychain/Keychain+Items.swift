@@ -16,10 +16,11 @@ extension Keychain {
         /// The account: the entry's name inside the service folder.
         public var account: String
         /// The value of the entry's `#label:` field (``Keychain/labelKey``), exactly as given to `set` or
-        /// `setAttributes`, or `nil` when it has none. A stored value's own `label` property is not it.
+        /// `setAttributes`, or `nil` when it has none or holds data (see ``Keychain/holdsText(_:)``). A
+        /// stored value's own `label` property is not it.
         public var label: String?
         /// The value of the entry's `#comment:` field (``Keychain/commentKey``), exactly as given, or `nil`
-        /// when it has none. A stored value's own `comment` property is not it.
+        /// when it has none or holds data. A stored value's own `comment` property is not it.
         public var comment: String?
         /// When the item was created: the author date of the commit that added the file (since it was
         /// last removed), or `nil` when the store is not a git repository or the file is not committed.
@@ -50,6 +51,26 @@ extension Keychain {
     public static let labelKey = "#label"
     /// The field key that holds an item's comment: `#comment` (see ``labelKey``).
     public static let commentKey = "#comment"
+
+    /// Whether an item's bytes are text, which may carry a label and a comment: UTF-8 without a NUL,
+    /// ending with a line break.
+    ///
+    /// Any other item holds data, such as what `set(_ data: Data, account:)` stores, and the keychain keeps
+    /// its bytes exactly: it has no label or comment, `setAttributes(label:comment:account:)` refuses to
+    /// give it one, and `oneTimeCode(account:at:)` does not move an HOTP counter in it. (A label would add
+    /// a line, and for bytes without a final line break a line break too; a line of data that looks like
+    /// `#label: ...` is not a label.)
+    public static func holdsText(_ bytes: some BidirectionalCollection<UInt8>) -> Bool {
+        bytes.last == SecretSyntax.newline && !bytes.contains(0)
+            && String(validating: bytes, as: UTF8.self) != nil
+    }
+
+    /// Whether a parsed item is text (see ``holdsText(_:)``).
+    static func holdsText(_ secret: Secret) -> Bool {
+        var bytes = secret.formatted()
+        defer { bytes.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
+        return holdsText(bytes)
+    }
 
     // MARK: - Writing with attributes
 
@@ -103,17 +124,36 @@ extension Keychain {
     /// field. Nothing is written when they are already so.
     ///
     /// Only the `#label:` and `#comment:` fields (``labelKey``, ``commentKey``) are touched; a stored
-    /// value's own `label` or `comment` fields are left as they are.
+    /// value's own `label` or `comment` fields are left as they are. An item holding data (see
+    /// ``holdsText(_:)``) is never rewritten: it has neither, so clearing both does nothing, and a label or
+    /// comment is refused.
     ///
     /// - Throws: ``CofferError/Code/notFound`` when there is no such item;
-    ///   ``CofferError/Code/invalidArgument`` when a value cannot be a field value.
+    ///   ``CofferError/Code/invalidArgument`` when a value cannot be a field value, or when the item holds
+    ///   data and a label or comment is given.
     public func setAttributes(label: String?, comment: String?, account: String) throws {
         let name = try itemName(account)
-        try store.update(name, commitMessage: "Edit \(name) in store.") { contents in
-            var secret = Secret(parsing: contents.bytes)
-            let before = secret
-            try Self.setAttributes(of: &secret, label: label, comment: comment, replacing: true)
-            return secret == before ? contents : SecureBytes(secret.formatted())
+        // Ends the update without a write.
+        struct Unchanged: Error {}
+        do {
+            try store.update(name, commitMessage: "Edit \(name) in store.") { contents in
+                guard contents.withUnsafeBytes({ Self.holdsText($0) }) else {
+                    guard label == nil && comment == nil else {
+                        throw CofferError(
+                            .invalidArgument,
+                            "\(name) holds data, not text ending with a line break, so it cannot carry a "
+                                + "label or comment: they would change its bytes")
+                    }
+                    throw Unchanged()
+                }
+                var secret = Secret(parsing: contents.bytes)
+                let before = secret
+                try Self.setAttributes(of: &secret, label: label, comment: comment, replacing: true)
+                guard secret != before else { throw Unchanged() }
+                return SecureBytes(secret.formatted())
+            }
+        } catch is Unchanged {
+            return
         }
     }
 
@@ -169,8 +209,11 @@ extension Keychain {
 
     private func makeItem(account: String, secret: Secret, dates: ItemDates) -> Item {
         let path = store.entryPath(service + "/" + account)
-        var item = Item(
-            account: account, label: secret.field(Self.labelKey), comment: secret.field(Self.commentKey))
+        var item = Item(account: account)
+        if Self.holdsText(secret) {
+            item.label = secret.field(Self.labelKey)
+            item.comment = secret.field(Self.commentKey)
+        }
         if let committed = dates.committed[dates.repository?.pathspec(path) ?? ""] {
             item.created = Date(timeIntervalSince1970: TimeInterval(committed.added))
             item.modified = Date(timeIntervalSince1970: TimeInterval(committed.changed))

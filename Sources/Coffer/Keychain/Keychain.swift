@@ -18,7 +18,7 @@
 ///
 /// As with the keychain libraries for Apple platforms, subscripts read and write passwords and data,
 /// items may carry a label and a comment (the fields `#label:` and `#comment:` of the entry, kept apart
-/// from a stored value's own fields), and
+/// from a stored value's own fields; an item holding data has none, see ``holdsText(_:)``), and
 /// `allItems()` lists them with their dates:
 ///
 /// ```swift
@@ -62,6 +62,8 @@ public struct Keychain: Sendable {
     }
 
     /// Stores `data` as the item's exact bytes, replacing any item.
+    ///
+    /// No call of the keychain changes them afterwards (see ``holdsText(_:)``).
     public func set(_ data: Data, account: String) throws {
         try write(SecureBytes(data), account: account)
     }
@@ -166,10 +168,12 @@ public struct Keychain: Sendable {
     /// A TOTP code is the one of `date`. For an HOTP key the counter is moved on first (see
     /// ``OneTimePassword/advanced()``), the item re-encrypted and, in a git store, committed with
     /// pass-otp's message `Increment HOTP counter for SERVICE/ACCOUNT.`, all under the store's lock; the
-    /// code is the new counter's. Nothing is saved when the code cannot be made.
+    /// code is the new counter's. Nothing is saved when the code cannot be made. An item holding data (see
+    /// ``holdsText(_:)``) is never rewritten, so its HOTP counter cannot move.
     ///
     /// - Throws: ``OneTimePassword/ParseError`` for a malformed URI, ``OneTimePassword/CodeError`` when
-    ///   its secret or parameters cannot be used, or the store's errors (a failed commit included).
+    ///   its secret or parameters cannot be used, ``CofferError/Code/invalidArgument`` for an HOTP key in
+    ///   an item holding data, or the store's errors (a failed commit included).
     public func oneTimeCode(account: String, at date: Date = Date()) throws -> String? {
         guard let contents = try read(account) else { return nil }
         try Self.refuseConflict(contents, account: account)
@@ -179,6 +183,13 @@ public struct Keychain: Sendable {
         let name = try itemName(account)
         var code: String?
         try store.update(name, commitMessage: "Increment HOTP counter for \(name).") { current in
+            // Moving the counter rewrites the entry as pass-otp does (NULs dropped, final line breaks
+            // folded), which data must never be.
+            guard current.withUnsafeBytes({ Self.holdsText($0) }) else {
+                throw CofferError(
+                    .invalidArgument,
+                    "\(name) holds data, not text ending with a line break, so its HOTP counter cannot move")
+            }
             // Read again under the lock: another writer may have moved the counter meanwhile.
             try Self.refuseConflict(current, account: account)
             guard let uri = current.withUnsafeBytes({ OneTimePassword.uri(in: $0) }) else {
