@@ -71,6 +71,8 @@ struct SyncModelFigures: Sendable {
     var hostilePushes = 0
     /// Messages on the remote the hostile clone's key opens (checked for honest values at the end).
     var hostileReadable = 0
+    /// HOTP codes made.
+    var otpCodes = 0
 
     /// Adds another run's counts.
     mutating func add(_ other: SyncModelFigures) {
@@ -87,13 +89,15 @@ struct SyncModelFigures: Sendable {
         hostilePushes += other.hostilePushes
         stoppedForAcceptance += other.stoppedForAcceptance
         hostileReadable += other.hostileReadable
+        otpCodes += other.otpCodes
     }
 
     var summary: String {
         "\(commands) commands, \(syncs) syncs (\(failedSyncs) not exit 0, \(killed) of \(killsArmed) armed kills "
             + "killed), \(manualMerges) merges by hand, \(values) values written, \(destroyed) overwritten by users, "
             + "\(conflictedEntries) entries in conflict at the end, \(hostilePushes) hostile pushes, "
-            + "\(hostileReadable) messages the hostile key opens, \(stoppedForAcceptance) runs stopped for an acceptance"
+            + "\(hostileReadable) messages the hostile key opens, \(stoppedForAcceptance) runs stopped for an acceptance, "
+            + "\(otpCodes) HOTP codes"
     }
 }
 
@@ -196,6 +200,14 @@ final class SyncModelRun {
     }
     /// The folder each value was written in by an honest clone (entries only).
     var writtenIn: [String: String] = [:]
+    /// The random stream of binary and HOTP steps (``byteStep()``), apart from the others.
+    var byteRandom: SeededRandom
+    /// Every version of each binary entry a clone wrote.
+    var binaryVersions: [String: Set<[UInt8]>] = [:]
+    /// Per clone, each HOTP counter it used, and when.
+    var usedCounters: [[Int64: String]] = Array(repeating: [:], count: 3)
+    /// Per clone, the highest HOTP counter it used.
+    var highestCounters: [Int64?] = Array(repeating: nil, count: 3)
 
     init(options: SyncModelOptions) throws {
         self.options = options
@@ -203,6 +215,7 @@ final class SyncModelRun {
         coffer = try CofferBinary.path()
         random = SeededRandom(seed: options.seed)
         hostileRandom = SeededRandom(seed: options.seed ^ 0x6D61_6C6C_6F72_79)
+        byteRandom = SeededRandom(seed: options.seed ^ 0x6279_7465_73)
         entryNames = options.without.contains("quoted") ? Self.plainEntryNames : Self.entryNames
         recipientFolders = ["", "team", options.without.contains("quoted") ? "uni" : "ünï"]
         // The process id keeps the markers of two runs of one seed apart (two test runs at once share
@@ -433,7 +446,7 @@ final class SyncModelRun {
     func item(_ bytes: [UInt8]) -> SyncModelItem {
         SyncModelItem(
             text: String(decoding: bytes, as: UTF8.self), markers: SyncModelText.markers(in: bytes, tag: tag),
-            conflict: EntryMerge.containsConflict(bytes), problem: nil)
+            conflict: EntryMerge.containsConflict(bytes), problem: nil, bytes: bytes)
     }
 
     /// Every regular file below `root` outside `.git`, relative to it.
@@ -532,6 +545,7 @@ final class SyncModelRun {
 
     func randomStep() throws {
         if hostileKey != nil && hostileRandom.chance(0.3) { try hostileStep() }
+        try byteStep()
         let clone = Int.random(in: 0..<3, using: &random)
         var choices: [(weight: Int, name: String)] = [
             (30, "edit"), (10, "add"), (25, "sync"),
@@ -603,7 +617,9 @@ final class SyncModelRun {
 
     /// The entries users pick: all of them, or with a hostile clone only those an honest user made.
     func honestEntries(_ snapshot: SyncModelSnapshot) -> [String] {
-        hostileKey == nil ? snapshot.entries : snapshot.entries.filter { entryNames.contains($0) }
+        (hostileKey == nil ? snapshot.entries : snapshot.entries.filter { entryNames.contains($0) }).filter {
+            !Self.isByteEntry($0)
+        }
     }
 
     func editEntry(_ clone: Int) throws {
@@ -922,6 +938,8 @@ final class SyncModelRun {
         checkSettledFiles(clone, after)
         if result.status != 0 && result.errorText.contains("Merge it by hand") {
             try mergeByHand(clone, advice: result.errorText)
+        } else if result.status != 0 && result.errorText.contains("Keep one version") {
+            try keepOneVersion(clone, advice: result.errorText)
         }
         return result.status
     }
@@ -987,6 +1005,7 @@ final class SyncModelRun {
 
     /// Files that are not entries never rest with conflict markers; entries always decrypt.
     func checkSettledFiles(_ clone: Int, _ snapshot: SyncModelSnapshot) {
+        checkBinaryEntries(clone, snapshot)
         for (path, item) in snapshot.items.sorted(by: { $0.key < $1.key }) where !Self.isPlanted(path) {
             if !path.hasSuffix(".gpg") && item.conflict {
                 let kind = path.hasSuffix(".gpg-id") ? "gpg-id-conflict-markers" : "file-conflict-markers"

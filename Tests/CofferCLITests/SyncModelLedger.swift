@@ -11,6 +11,8 @@ struct SyncModelItem: Sendable, Equatable {
     var conflict: Bool
     /// Why the file could not be read, if it could not.
     var problem: String?
+    /// The bytes (decrypted for entries).
+    var bytes: [UInt8] = []
 }
 
 /// A clone's work tree: path (relative to the store) to item.

@@ -58,7 +58,7 @@ package struct ChangeJournal {
     mutating func add(_ paths: [String]) throws {
         var index = kept.count
         var added: [String] = []
-        for path in Set(paths).subtracting(kept).sorted() {
+        for path in Set(paths.map(Self.plain)).subtracting(kept).sorted() {
             var info = stat()
             let hex = Hex.upper(Array(path.utf8))
             if lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG {
@@ -86,6 +86,14 @@ package struct ChangeJournal {
         }
         // The manifest last: a journal without one was never begun, and is only removed.
         try FileSystem.atomicWrite(folder + "/manifest", bytes: Array(manifest.utf8), mode: 0o600)
+    }
+
+    /// `path` without the `//` and `/./` that pass's spellings leave in it (`$PREFIX//.gpg-id`).
+    static func plain(_ path: String) -> String {
+        var path = path
+        while path.contains("/./") { path = path.replacing("/./", with: "/") }
+        while path.contains("//") { path = path.replacing("//", with: "/") }
+        return path
     }
 
     /// The paths of `paths` in the work tree (not in the git folder), as git names them.
