@@ -12,6 +12,8 @@ struct FuzzModel {
     var entries: Set<String> = []
     /// Folders with a `.gpg-id` of their own.
     var recipientFolders: Set<String> = []
+    /// The entries that hold NULs or bytes that are not UTF-8.
+    var binaryEntries: Set<String> = []
 
     /// Every folder that holds an entry or a `.gpg-id`, sorted.
     var folders: [String] {
@@ -45,11 +47,14 @@ struct FuzzModel {
         let into = folders.contains(target) || destination.hasSuffix("/")
         if isEntry {
             let new = into ? (target.isEmpty ? "" : target + "/") + Self.baseName(trimmed) : target
+            let binary = binaryEntries.contains(trimmed)
             if move { entries.remove(trimmed) }
             entries.insert(new)
+            if binary { binaryEntries.insert(new) } else { binaryEntries.remove(new) }
         } else if folders.contains(trimmed) {
             let base = folders.contains(target) ? target + "/" + Self.baseName(trimmed) : target
             for inner in entries(under: trimmed) {
+                if binaryEntries.contains(trimmed + "/" + inner) { binaryEntries.insert(base + "/" + inner) }
                 if move { entries.remove(trimmed + "/" + inner) }
                 entries.insert(base + "/" + inner)
             }
@@ -58,6 +63,7 @@ struct FuzzModel {
                 recipientFolders.insert(base)
             }
         }
+        binaryEntries.formIntersection(entries)
     }
 }
 
@@ -84,6 +90,39 @@ struct FuzzGenerator {
     }
 
     private mutating func nextOperation() -> FuzzOperation {
+        let binary = model.binaryEntries
+        var operation = plainOperation()
+        let command = operation.shape.prefix { $0 != " " }
+        if operation.names.contains(where: { binary.contains(trimmedName($0)) }) {
+            operation.features.append("\(command) binary entry")
+        }
+        if command == "grep" && !binary.isEmpty { operation.features.append("grep with binary entries") }
+        // Now and then coffer also runs a write killed or out of room (not generate: its password is new
+        // at every run, so its change cannot be compared).
+        if ["insert", "rm", "mv", "cp", "init"].contains(command), random.chance(Self.hazardChance) {
+            let hazard = hazard()
+            operation.hazard = hazard
+            operation.features += hazard.features
+        }
+        return operation
+    }
+
+    /// How often a write of coffer's meets a ``FuzzHazard`` too.
+    static let hazardChance = 0.15
+
+    private mutating func hazard() -> FuzzHazard {
+        let recovery: FuzzHazard.Recovery = random.chance(0.5) ? .fsck : .nextWrite
+        let kind: FuzzHazard.Kind
+        switch random.weighted([(4, 0), (3, 1), (3, 2), (1, 3)]) {
+        case 0 where model.git: kind = .killedAtCommit
+        case 0, 1: kind = .killedAfter(milliseconds: random.pick([2, 10, 30, 60, 100, 150, 250, 400]))
+        case 2: kind = .fullDisk(roomKiB: random.pick([0, 4, 8, 12, 16, 24, 32, 64, 128]))
+        default: kind = .fileSizeLimit(bytes: random.pick([0, 64, 300, 1000, 4096]))
+        }
+        return FuzzHazard(kind: kind, recovery: recovery)
+    }
+
+    private mutating func plainOperation() -> FuzzOperation {
         let kind = random.weighted([
             (20, "insert"), (11, "generate"), (12, "edit"), (10, "rm"), (10, "mv"), (10, "cp"), (8, "init"),
             (8, "git"), (5, "read"),
@@ -152,7 +191,10 @@ struct FuzzGenerator {
     static let longestPrefix = 1_200
 
     private mutating func existingEntry() -> String {
-        model.entries.isEmpty ? newName() : random.pick(model.entries.sorted())
+        if !model.binaryEntries.isEmpty && random.chance(0.3) {
+            return random.pick(model.binaryEntries.sorted())
+        }
+        return model.entries.isEmpty ? newName() : random.pick(model.entries.sorted())
     }
 
     private mutating func existingFolder() -> String {
@@ -192,6 +234,16 @@ struct FuzzGenerator {
                 flags.append(random.chance(0.7) ? "-f" : "--force")
             }
         }
+        if mode == "-m" && random.chance(0.35) {
+            let input = binaryInput()
+            if model.initialised {
+                model.entries.insert(trimmedName(name))
+                model.binaryEntries.insert(trimmedName(name))
+            }
+            return FuzzOperation(
+                arguments: ["insert"] + flags + separator([name]) + [name], input: input,
+                shape: "insert -m\(force ? " -f" : "")", names: [name], features: ["insert -m binary"])
+        }
         let input: String
         switch mode {
         case "-e":
@@ -204,6 +256,7 @@ struct FuzzGenerator {
         default: input = random.pick(["pw\npw\n", "pw\npw\n", "one\ntwo\n", "pw\n"])
         }
         if model.initialised { model.entries.insert(trimmedName(name)) }
+        model.binaryEntries.remove(trimmedName(name))
         return FuzzOperation(
             arguments: ["insert"] + flags + separator([name]) + [name], input: Array(input.utf8),
             shape: "insert \(mode.isEmpty ? "(hidden)" : mode)\(force ? " -f" : "")", names: [name])
@@ -222,6 +275,7 @@ struct FuzzGenerator {
         var arguments = ["generate"] + flags + separator([name]) + [name]
         if let length { arguments.append(String(length)) }
         if !inPlace && model.initialised { model.entries.insert(trimmedName(name)) }
+        if !inPlace || random.chance(0.5) { model.binaryEntries.remove(trimmedName(name)) }
         let shape = GeneratedPassword(length: length ?? 25, characters: noSymbols ? .alphanumeric : .graph)
         return FuzzOperation(
             arguments: arguments, generated: shape,
@@ -245,6 +299,7 @@ struct FuzzGenerator {
             model.initialised
         {
             model.entries.insert(trimmedName(name))
+            model.binaryEntries.remove(trimmedName(name))
         }
         return FuzzOperation(
             arguments: ["edit"] + separator([name]) + [name], environment: ["EDITOR": value],
@@ -281,6 +336,7 @@ struct FuzzGenerator {
                 $0 != trimmed && !$0.hasPrefix(trimmed + "/")
             }
         }
+        model.binaryEntries.formIntersection(model.entries)
         return FuzzOperation(
             arguments: [random.weighted([(8, "rm"), (1, "remove"), (1, "delete")])] + flags
                 + separator([target])
@@ -410,11 +466,24 @@ struct FuzzGenerator {
         default:
             // Patterns no generated password can hold (they are random, and grep colours what matches).
             let pattern = random.pick([
-                "appended: line", "login: alice", "spaced out", "written by", "no newline",
+                "appended: line", "login: alice", "spaced out", "written by", "no newline", "nul", "bytes",
             ])
             let options = random.chance(0.3) ? ["-i", "--", pattern.uppercased()] : ["--", pattern]
             return FuzzOperation(arguments: ["grep"] + options, unordered: true, shape: "grep")
         }
+    }
+
+    /// Entry contents that are not text: NULs, bytes that are not UTF-8, and seeded random bytes.
+    static let binaryInputs: [[UInt8]] = [
+        [0], [0, 0, 0], Array("nul\0in the middle\n".utf8), Array("pw\nnul\0line\n".utf8),
+        Array("latin-1 caf".utf8) + [0xe9, 10], [0xff, 0xfe, 0xfd],
+        Array("bytes ".utf8) + [0xc3, 0x28, 0x20, 0x80, 10],
+        Array("crlf\r\n\0".utf8), Array("ends in nuls\0\0".utf8), [0xef, 0xbb, 0xbf, 0, 10],
+    ]
+
+    private mutating func binaryInput() -> [UInt8] {
+        if random.chance(0.7) { return random.pick(Self.binaryInputs) }
+        return (0..<(1 + random.below(48))).map { _ in UInt8(truncatingIfNeeded: random.next()) }
     }
 
     private func trimmedName(_ name: String) -> String {

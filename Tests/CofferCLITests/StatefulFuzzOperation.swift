@@ -19,11 +19,13 @@ struct FuzzOperation: Sendable, Equatable {
     /// What the generator meant to exercise beyond ``shape`` (`mv source folder`, `cp onto existing
     /// entry`), for the coverage check of the fixed seeds.
     var features: [String] = []
+    /// Set for a step that coffer first runs alone in a copy of its store, killed or out of room.
+    var hazard: FuzzHazard?
 
     static func == (left: FuzzOperation, right: FuzzOperation) -> Bool {
         left.arguments == right.arguments && left.input == right.input
             && left.environment == right.environment
-            && left.shape == right.shape
+            && left.shape == right.shape && left.hazard == right.hazard
     }
 
     /// The command as a line of shell, with `pass` as the program (`$K1`… and `$SANDBOX` left as
@@ -98,7 +100,10 @@ struct FuzzSequence: Sendable {
         }) {
             lines.append("# $SANDBOX/bin holds the scripted editors of DifferentialSandbox.editors")
         }
-        lines += operations[..<end].map(\.shellLine)
+        for operation in operations[..<end] {
+            if let hazard = operation.hazard { lines.append(hazard.comment) }
+            lines.append(operation.shellLine)
+        }
         return lines.joined(separator: "\n")
     }
 }

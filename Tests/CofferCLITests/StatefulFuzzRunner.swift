@@ -14,6 +14,9 @@ final class FuzzTwin: @unchecked Sendable {
     /// The folders of every twin of the sequence, shown as `$SANDBOX`: after ``adopt(_:)`` a git log can
     /// hold the other twin's path (a commit message naming `EDITOR`).
     var sandboxFolders: [String] = []
+    /// Whether ``smallDisk()`` mounted its tmpfs, or could not.
+    var mountedSmallDisk = false
+    var smallDiskFailed = false
 
     init(program: ProgramUnderTest, locale: TestLocale) throws {
         self.program = program
@@ -21,7 +24,13 @@ final class FuzzTwin: @unchecked Sendable {
         try sandbox.link(program.path)
     }
 
-    deinit { sandbox.stopAgent() }
+    deinit {
+        sandbox.stopAgent()
+        if mountedSmallDisk {
+            _ = try? TestProcess.run(
+                ["umount", "-l", sandbox.directory + "/small"], environment: sandbox.baseEnvironment)
+        }
+    }
 
     /// Runs one operation, then takes the snapshot of the sandbox's home.
     func step(_ operation: FuzzOperation, decryptions: DecryptionCache) throws -> FuzzOutcome {
@@ -144,6 +153,8 @@ struct FuzzRunResult: Sendable {
     var tolerated: [String] = []
     /// Differences that a race inside gpg caused ("lockfile"), which say nothing about coffer.
     var races = 0
+    /// Steps that coffer also ran killed or out of room (``FuzzHazard``).
+    var hazards = 0
 }
 
 /// A step whose outcomes differ, as the rules of ``FuzzTolerance`` see it.
@@ -308,10 +319,33 @@ struct FuzzRunner: Sendable {
             let cofferFiles = twins[1].files
             let passLines = previousPassLines
             let git = TestFiles.exists(twins[0].sandbox.store + "/.git")
+            let hazard = try operation.hazard.map {
+                try FuzzHazardRun(operation, $0, twin: twins[1], decryptions: decryptions)
+            }
             let outcomes = try Self.inParallel(twins) { try $0.step(operation, decryptions: decryptions) }
             result.steps += 1
             result.passStatuses.append(outcomes[0].result.status)
             previousPassLines = outcomes[0].files
+            var broken = try Self.exactBytes(
+                operation, twin: twins[1], before: cofferFiles, result: outcomes[1].result,
+                decryptions: decryptions)
+            if let hazard {
+                result.hazards += 1
+                broken += try hazard.failures(normal: outcomes[1].result) {
+                    var snapshot = StoreSnapshot(
+                        root: twins[1].sandbox.store, temporary: twins[1].sandbox.temporary,
+                        environment: twins[1].sandbox.baseEnvironment, before: { _ in nil },
+                        decryptions: decryptions)
+                    return try snapshot.render().filter { !$0.hasPrefix("left in TMPDIR") }
+                }.map { ("\(operation.shape) \(hazard.hazard.signature) ⇒ \($0.0)", $0.1) }
+            }
+            var stop = false
+            for (signature, detail) in broken {
+                result.divergences.append(
+                    FuzzDivergence(index: index, signature: signature, difference: detail))
+                if signature == stopAtSignature { stop = true }
+            }
+            if stop { break }
             var cofferOutcome = outcomes[1]
             Tolerance.apply(
                 to: &cofferOutcome.result, files: &cofferOutcome.files,
@@ -343,6 +377,50 @@ struct FuzzRunner: Sendable {
             try twins[1].adopt(twins[0])
         }
         return result
+    }
+
+    /// The invariants of every byte kept, beyond agreeing with pass: an `insert -m` that exits 0 stores
+    /// its input exactly, and `show` prints exactly what the entry holds, NULs and bytes that are not UTF-8
+    /// included. `before` is the twin's files before the step.
+    static func exactBytes(
+        _ operation: FuzzOperation, twin: FuzzTwin, before: [String: [UInt8]], result: ProcessResult,
+        decryptions: DecryptionCache
+    ) throws -> [(String, String)] {
+        guard result.status == 0, let name = operation.names.first, operation.names.count == 1 else {
+            return []
+        }
+        let path = ".password-store/" + (name.hasSuffix("/") ? String(name.dropLast()) : name) + ".gpg"
+        let flags = operation.arguments.dropFirst().prefix { $0 != "--" && $0 != name }
+        let plaintext = { (files: [String: [UInt8]]) throws -> [UInt8]? in
+            guard let bytes = files[path] else { return nil }
+            let decrypted = try decryptions.decrypt(
+                bytes, file: twin.sandbox.home + "/" + path, environment: twin.sandbox.baseEnvironment)
+            return decrypted.status == 0 ? decrypted.plaintext : nil
+        }
+        let show = { (bytes: [UInt8]) in Report.contentLines(bytes).joined(separator: "\n") }
+        switch operation.arguments.first {
+        case "insert" where flags.contains { ["-m", "--multiline", "-mf", "-fm"].contains($0) }:
+            // Without -f an existing entry makes pass ask first, on the same standard input.
+            let forced = flags.contains { ["-f", "--force", "-mf", "-fm"].contains($0) }
+            guard forced || before[path] == nil, let stored = try plaintext(twin.files),
+                stored != operation.input
+            else { return [] }
+            return [
+                (
+                    "\(operation.shape) ⇒ stored bytes",
+                    "inserted:\n\(show(operation.input))\nstored:\n\(show(stored))"
+                )
+            ]
+        case "show" where flags.isEmpty:
+            guard let stored = try plaintext(before), stored != result.standardOutput else { return [] }
+            return [
+                (
+                    "show ⇒ shown bytes",
+                    "stored:\n\(show(stored))\nshown:\n\(show(result.standardOutput))"
+                )
+            ]
+        default: return []
+        }
     }
 
     /// Runs `work` for each twin, each on its own thread.
