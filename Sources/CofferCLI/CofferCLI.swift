@@ -102,6 +102,11 @@ public enum CofferCLI {
                 HelpCommand.run(topic: name, invocation)
                 return
             }
+            // A change a killed coffer left half done is put back before anything reads the store. Not in
+            // the merge driver: it runs inside a sync that holds the store's lock.
+            if !["help", "version", "git-merge-driver"].contains(found.name) {
+                invocation.store.putBackInterruptedChange()
+            }
             try found.run(arguments, invocation)
             return
         }

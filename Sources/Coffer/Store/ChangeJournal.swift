@@ -16,10 +16,14 @@ package struct ChangeJournal {
     let folder: String
     /// The store's repository, when it has one.
     let repository: GitRepository?
+    /// The store's root: folders above it are never the change's.
+    let root: String
     /// The manifest's lines so far.
     private var manifest: String
     /// The files kept so far.
     private var kept: Set<String> = []
+    /// The folders missing when the change began, which it may make.
+    private var madeFolders: Set<String> = []
 
     /// The journal folders this process has open: a nested write must not take its own change's
     /// journal for one left by a killed process.
@@ -40,7 +44,8 @@ package struct ChangeJournal {
         try? FileSystem.removeTree(folder)
         try FileSystem.makeDirectories(folder, mode: 0o700)
         var journal = ChangeJournal(
-            folder: folder, repository: repository, manifest: "head \(repository?.resolve("HEAD") ?? "-")\n")
+            folder: folder, repository: repository, root: plain(store.root),
+            manifest: "head \(repository?.resolve("HEAD") ?? "-")\n")
         active.withLock { _ = $0.insert(folder) }
         do {
             try journal.add(paths)
@@ -76,6 +81,11 @@ package struct ChangeJournal {
             kept.insert(path)
             added.append(path)
             index += 1
+            // The folders the change will make for it go when it is put back.
+            for folder in Self.missingFolders(above: path, root: root) where !madeFolders.contains(folder) {
+                madeFolders.insert(folder)
+                manifest += "folder - 0 \(Hex.upper(Array(folder.utf8)))\n"
+            }
         }
         if let repository {
             let relative = tracked(Array(kept), in: repository)
@@ -86,6 +96,27 @@ package struct ChangeJournal {
         }
         // The manifest last: a journal without one was never begun, and is only removed.
         try FileSystem.atomicWrite(folder + "/manifest", bytes: Array(manifest.utf8), mode: 0o600)
+    }
+
+    /// The folders above `path`, up to `root`, that do not exist yet.
+    static func missingFolders(above path: String, root: String) -> [String] {
+        var folders: [String] = []
+        var parent = FileSystem.parent(of: plain(path))
+        while parent.isPath(inside: root), FileSystem.kind(parent) == .missing {
+            folders.append(parent)
+            parent = FileSystem.parent(of: parent)
+        }
+        return folders
+    }
+
+    /// Notes `folders`, which the change made (they did not exist before it): they go when it is put back
+    /// and they are empty.
+    mutating func add(folders: [String]) throws {
+        for folder in folders.map(Self.plain) where !madeFolders.contains(folder) {
+            madeFolders.insert(folder)
+            manifest += "folder - 0 \(Hex.upper(Array(folder.utf8)))\n"
+        }
+        try FileSystem.atomicWrite(self.folder + "/manifest", bytes: Array(manifest.utf8), mode: 0o600)
     }
 
     /// `path` without the `//` and `/./` that pass's spellings leave in it (`$PREFIX//.gpg-id`).
@@ -118,6 +149,7 @@ package struct ChangeJournal {
         }
         var head: String?
         var paths: [String] = []
+        var folders: [String] = []
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
             let fields = line.split(separator: " ").map(String.init)
             if fields.count == 2, fields[0] == "head" {
@@ -126,6 +158,10 @@ package struct ChangeJournal {
             }
             guard fields.count == 4, let name = Hex.bytes(fields[3]) else { continue }
             let path = String(decoding: name, as: UTF8.self)
+            if fields[0] == "folder" {
+                folders.append(path)
+                continue
+            }
             paths.append(path)
             if fields[0] == "file" {
                 let copy = folder + "/" + fields[1]
@@ -142,6 +178,8 @@ package struct ChangeJournal {
                 try FileSystem.remove(path)
             }
         }
+        // Deepest first: a folder the change made goes once it is empty again.
+        for folder in folders.sorted(by: { $0.utf8.count > $1.utf8.count }) { rmdir(folder) }
         if let repository {
             // The killed process's git may still be finishing.
             try repository.waitForOtherGit()
@@ -180,10 +218,15 @@ package struct ChangeJournal {
             return nil
         }
         let manifest = (try? FileSystem.readFile(folder + "/manifest")) ?? []
-        let count = manifest.split(separator: 10).count - 1
-        try ChangeJournal(folder: folder, repository: store.git(for: store.root + "/.gpg-id"), manifest: "")
-            .rollBack()
-        return manifest.isEmpty ? nil : max(count, 0)
+        let count = manifest.split(separator: 10).filter {
+            $0.starts(with: "file ".utf8) || $0.starts(with: "missing ".utf8)
+        }
+        .count
+        try ChangeJournal(
+            folder: folder, repository: store.git(for: store.root + "/.gpg-id"), root: plain(store.root),
+            manifest: ""
+        ).rollBack()
+        return manifest.isEmpty ? nil : count
     }
 }
 
@@ -229,6 +272,14 @@ extension PasswordStore {
             : error.message + " (\(what))"
         return CofferError(
             error.code, message, paths: error.paths, errno: error.errno, exitStatus: error.exitStatus)
+    }
+
+    /// Puts back a change a killed process left half done, when its journal is there (told to
+    /// ``notices``); nothing when there is none or it cannot be put back now (the next write tries again).
+    public func putBackInterruptedChange() {
+        let folder = ChangeJournal.folder(for: self)
+        guard FileSystem.kind(folder) == .directory else { return }
+        _ = try? withStoreLock {}
     }
 
     /// Runs `body` under the store's lock, after putting back a change a killed process left half done

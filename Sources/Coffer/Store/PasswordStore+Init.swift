@@ -32,7 +32,10 @@ extension PasswordStore {
                 guard FileSystem.isFile(gpgID) else {
                     throw CofferError(.notFound, "\(gpgID) does not exist and so cannot be removed.")
                 }
-            } else {
+            }
+            // The folders init makes go again when the change is put back.
+            let made = ChangeJournal.missingFolders(above: gpgID, root: ChangeJournal.plain(root))
+            if !removing {
                 try checkInsideStore(gpgID)
                 try makeFolders(folder, onEvent: onEvent)
                 // An init killed while writing `.gpg-id` (or its signature) left a temporary file here.
@@ -46,6 +49,7 @@ extension PasswordStore {
             // Whole or absent: `.gpg-id`, its signature, the record and every entry re-encrypted, and the
             // commits, or none of them.
             try whole([gpgID, gpgID + ".sig"] + (acceptance.map { [$0.file] } ?? [])) { journal in
+                try journal.add(folders: made)
                 let plan: ReencryptionPlan
                 var signers: [String] = []
                 var gained = Set<String>()

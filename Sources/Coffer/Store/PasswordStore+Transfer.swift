@@ -106,6 +106,9 @@ extension PasswordStore {
             TransferPlan(source: oldPath, target: target), destination: destinationIsFolder ? newPath : nil,
             copy: copy, acceptance: acceptance)
 
+        // What makeFolders makes: the folder that receives the target and those above it.
+        let made = ChangeJournal.missingFolders(
+            above: FileSystem.parent(of: newPath) + "/-", root: ChangeJournal.plain(root))
         try makeFolders(FileSystem.parent(of: newPath), onEvent: onEvent)
         if FileSystem.kind(target) != .missing, !FileSystem.isDirectory(target), let overwrite,
             !overwrite(target)
@@ -119,7 +122,8 @@ extension PasswordStore {
         let changing =
             (copy ? [] : sources) + landing + (try Self.filesBelow(target))
             + (acceptance.map { [$0.file] } ?? [])
-        try whole(changing) { _ in
+        try whole(changing) { journal in
+            try journal.add(folders: made)
             try finishTransfer(
                 plan, source: source, destination: destination, paths: (oldPath, newPath, oldFolder),
                 copy: copy, replacing: replacing, acceptance: acceptance, onEvent: onEvent)
