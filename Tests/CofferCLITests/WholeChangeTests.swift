@@ -204,3 +204,52 @@ struct FullDiskTests {
         #expect(outcomes["absent", default: 0] > 0 && outcomes["whole", default: 0] > 0, "\(outcomes)")
     }
 }
+
+/// A journal is coffer's own record: one planted by someone else, or naming files outside the store, puts
+/// nothing back.
+@Suite("a planted journal changes nothing")
+struct PlantedJournalTests {
+    /// A manifest that names `path` as missing (so putting it back would remove it) and `target` as a file
+    /// to restore from copy 0.
+    static func manifest(missing path: String, restoring target: String) -> [UInt8] {
+        func hex(_ text: String) -> String {
+            text.utf8.map {
+                String($0 >> 4, radix: 16, uppercase: true) + String($0 & 15, radix: 16, uppercase: true)
+            }
+            .joined()
+        }
+        return Array("head -\nmissing 1 0 \(hex(path))\nfile 0 644 \(hex(target))\n".utf8)
+    }
+
+    @Test("A journal naming files outside the store, or one in a store without git, touches nothing")
+    func plantedManifests() throws {
+        // A git store: the journal's folder is coffer's own, but its lines name files outside the store.
+        let coffer = try InstalledAsPass(entries: ["keep": "k\n"])
+        let outside = coffer.sandbox.directory + "/outside.txt"
+        let victim = coffer.sandbox.directory + "/victim.txt"
+        try TestFiles.write("keep me\n", to: outside)
+        try TestFiles.write("mine\n", to: victim)
+        let journal = coffer.store + "/.git/coffer-journal"
+        try coffer.sandbox.check(["mkdir", "-m", "700", journal])
+        try TestFiles.write("attacker text\n", to: journal + "/0")
+        try TestFiles.write(Self.manifest(missing: outside, restoring: victim), to: journal + "/manifest")
+        try coffer.check(["ls"])
+        #expect(String(decoding: try coffer.sandbox.read(outside), as: UTF8.self) == "keep me\n")
+        #expect(String(decoding: try coffer.sandbox.read(victim), as: UTF8.self) == "mine\n")
+        #expect(!TestFiles.exists(journal), "the journal is gone")
+
+        // A store without git, whose folder someone else may write (a file-sync tool): a journal in it is
+        // not coffer's.
+        let plain = try InstalledAsPass(git: false, entries: ["keep": "k\n"])
+        let planted = plain.store + "/.coffer-journal"
+        let home = plain.sandbox.directory + "/home/.profile"
+        try TestFiles.write("profile\n", to: home)
+        try plain.sandbox.check(["mkdir", "-m", "700", planted])
+        try TestFiles.write("attacker\n", to: planted + "/0")
+        try TestFiles.write(
+            Self.manifest(missing: plain.store + "/keep.gpg", restoring: home), to: planted + "/manifest")
+        try plain.insert("other", "o\n")
+        #expect(TestFiles.exists(plain.store + "/keep.gpg"))
+        #expect(String(decoding: try plain.sandbox.read(home), as: UTF8.self) == "profile\n")
+    }
+}

@@ -29,17 +29,51 @@ package struct ChangeJournal {
     /// journal for one left by a killed process.
     private static let active = Locked<Set<String>>([])
 
-    /// The folder of the journal of `store`.
-    static func folder(for store: PasswordStore) -> String {
+    /// The folder of the journal of `store`: in its git folder, else in the user's private cache folder
+    /// (a store without git may be a folder others write to, by a file-sync tool say; a journal there
+    /// could name any file for coffer to put back). `nil` when there is no such folder.
+    static func folder(for store: PasswordStore) -> String? {
         if let gitDirectory = store.git(for: store.root + "/.gpg-id")?.gitDirectory() {
             return gitDirectory + "/coffer-journal"
         }
-        return store.root + "/.coffer-journal"
+        guard let cache = try? EncryptionPlans.folder() else { return nil }
+        let name = Hex.upper(Gcrypt.sha1(Array(FileSystem.canonicalPath(store.root).utf8)))
+        return cache + "/journal-" + name
+    }
+
+    /// Whether `folder` is a journal this user made: a folder of theirs no one else may enter.
+    static func isOwn(_ folder: String) -> Bool {
+        var info = stat()
+        return lstat(folder, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR && info.st_uid == geteuid()
+            && info.st_mode & 0o077 == 0
+    }
+
+    /// Whether the journal may touch `path`: inside the store, reached through no link that leads out.
+    func mayTouch(_ path: String) -> Bool {
+        guard !path.pathParts.contains(".."), !path.pathParts.contains(".") else { return false }
+        // The store's records in its git folder (accepted recipients) are the change's too.
+        if let gitDirectory = repository?.gitDirectory(), path.isPath(inside: gitDirectory),
+            !path.dropFirst(gitDirectory.count + 1).contains("/")
+        {
+            return true
+        }
+        guard path.isPath(inside: root) else { return false }
+        var parent = FileSystem.parent(of: path)
+        while FileSystem.kind(parent) == .missing && parent.isPath(inside: root) {
+            parent = FileSystem.parent(of: parent)
+        }
+        guard let real = FileSystem.realPath(parent), let realRoot = FileSystem.realPath(root) else {
+            return false
+        }
+        return real == realRoot || real.isPath(inside: realRoot)
     }
 
     /// Keeps `paths` (absolute paths of files in the store) as they are now, then returns the journal.
     static func begin(_ store: PasswordStore, paths: [String]) throws -> ChangeJournal {
-        let folder = folder(for: store)
+        guard let folder = folder(for: store) else {
+            throw CofferError(
+                .io, "no private folder for the journal of a change (set HOME); nothing was changed")
+        }
         let repository = store.git(for: store.root + "/.gpg-id")
         try? FileSystem.removeTree(folder)
         try FileSystem.makeDirectories(folder, mode: 0o700)
@@ -158,6 +192,8 @@ package struct ChangeJournal {
             }
             guard fields.count == 4, let name = Hex.bytes(fields[3]) else { continue }
             let path = String(decoding: name, as: UTF8.self)
+            // Nothing outside the store, whatever the manifest says.
+            guard mayTouch(path) else { continue }
             if fields[0] == "folder" {
                 folders.append(path)
                 continue
@@ -168,10 +204,12 @@ package struct ChangeJournal {
                 // Already put back by an earlier roll-back that was itself cut short.
                 guard FileSystem.kind(copy) == .file else { continue }
                 try FileSystem.makeDirectories(FileSystem.parent(of: path), mode: 0o700)
-                chmod(copy, mode_t(fields[2], radix: 8) ?? 0o600)
+                // Permission bits only, whatever the manifest says.
+                let mode = (mode_t(fields[2], radix: 8) ?? 0o600) & 0o777
+                chmod(copy, mode)
                 if rename(copy, path) != 0 {
                     try FileSystem.atomicWrite(
-                        path, bytes: try FileSystem.readFile(copy), mode: mode_t(fields[2], radix: 8) ?? 0o600
+                        path, bytes: try FileSystem.readFile(copy), mode: mode
                     )
                 }
             } else if fields[0] == "missing", FileSystem.kind(path) == .file {
@@ -213,8 +251,7 @@ package struct ChangeJournal {
     /// Puts back a change a killed process left half done, when there is one (not one this process is
     /// making); returns how many files it had kept.
     static func recover(_ store: PasswordStore) throws -> Int? {
-        let folder = folder(for: store)
-        guard FileSystem.kind(folder) == .directory, !active.withLock({ $0.contains(folder) }) else {
+        guard let folder = folder(for: store), isOwn(folder), !active.withLock({ $0.contains(folder) }) else {
             return nil
         }
         let manifest = (try? FileSystem.readFile(folder + "/manifest")) ?? []
@@ -277,8 +314,9 @@ extension PasswordStore {
     /// Puts back a change a killed process left half done, when its journal is there (told to
     /// ``notices``); nothing when there is none or it cannot be put back now (the next write tries again).
     public func putBackInterruptedChange() {
-        let folder = ChangeJournal.folder(for: self)
-        guard FileSystem.kind(folder) == .directory else { return }
+        guard let folder = ChangeJournal.folder(for: self), FileSystem.kind(folder) == .directory else {
+            return
+        }
         _ = try? withStoreLock {}
     }
 
