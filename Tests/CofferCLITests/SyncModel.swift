@@ -966,16 +966,7 @@ final class SyncModelRun {
                 "stop-unnamed " + path, "sync-stop-unnamed-path",
                 "sync stopped on \(name) but did not name \(path), which a merge by hand leaves unmerged")
         }
-        let files = unmerged.filter { !$0.hasSuffix(".gpg") }
-        for path in files {
-            let stages = ["2", "3"].map {
-                command(clone, "git", ["cat-file", "blob", ":\($0):\(path)"]) + " 2>/dev/null"
-            }
-            try shell(
-                "{ \(stages.joined(separator: "; ")); } > \"$S/\(name)/\"\(SyncModelShell.quote(path))",
-                comment: "\(name) keeps both sides of \(path)")
-        }
-        if !files.isEmpty { try shell(command(clone, "git", ["add", "--"] + files)) }
+        try keepBothSides(clone, of: unmerged.filter { !$0.hasSuffix(".gpg") })
         // Then sync again, which settles the entries, commits the merge and pushes it.
         let finished = try sync(clone, mayKill: false, style: "path")
         // Finished means merged, committed and pushed; exit 1 is right when an entry keeps a conflict
@@ -1001,6 +992,21 @@ final class SyncModelRun {
         } else {
             fail("manual-merge-failed", "the merge by hand left \(name) \(state.summary)")
         }
+    }
+
+    /// What a person does with files (not entries) a merge by hand leaves unmerged: keeps both sides
+    /// (ours, then theirs) and `git add`s them.
+    func keepBothSides(_ clone: Int, of files: [String]) throws {
+        let name = Self.cloneNames[clone]
+        for path in files {
+            let stages = ["2", "3"].map {
+                command(clone, "git", ["cat-file", "blob", ":\($0):\(path)"]) + " 2>/dev/null"
+            }
+            try shell(
+                "{ \(stages.joined(separator: "; ")); } > \"$S/\(name)/\"\(SyncModelShell.quote(path))",
+                comment: "\(name) keeps both sides of \(path)")
+        }
+        if !files.isEmpty { try shell(command(clone, "git", ["add", "--"] + files)) }
     }
 
     /// Files that are not entries never rest with conflict markers; entries always decrypt.

@@ -159,6 +159,14 @@ extension SyncModelRun {
                 comment: "\(name) keeps \(side) of \(path)")
             try shell(command(clone, "git", ["add", "--", path]))
         }
+        // The files that are not entries the same merge leaves, as the advice names them.
+        let files = unmerged.filter { !$0.hasSuffix(".gpg") }
+        for path in files where !advice.contains(path) {
+            failOnce(
+                "keep-unnamed " + path, "sync-stop-unnamed-path",
+                "sync stopped on \(name) but did not name \(path), which the merge by hand leaves unmerged")
+        }
+        try keepBothSides(clone, of: files)
         let finished = try sync(clone, mayKill: false, style: "path")
         if finished != 0 && !lastSync[clone].contains("both sides changed the same field") {
             fail(

@@ -251,5 +251,10 @@ struct PlantedJournalTests {
         try plain.insert("other", "o\n")
         #expect(TestFiles.exists(plain.store + "/keep.gpg"))
         #expect(String(decoding: try plain.sandbox.read(home), as: UTF8.self) == "profile\n")
+        // And a name like the journal's is an entry like any other, kept after the change that makes it.
+        try plain.insert(".coffer-journal/y", "three\n")
+        try plain.check(["cp", "keep", ".coffer-journal/x"])
+        #expect(try plain.check(["show", ".coffer-journal/y"]).outputText == "three")
+        #expect(try plain.check(["show", ".coffer-journal/x"]).outputText == "k")
     }
 }

@@ -808,9 +808,15 @@ struct SyncIntegration {
                 "Accept a recipient of its folder (\(store.configuration.program) recipients accept) or fix "
                 + "the .gpg-id, then sync again."
         case .pickSide:
+            // The same merge by hand may leave files that are not entries to fix too.
+            let others = conflictsOfPlainMerge().filter { $0 != path && !$0.hasSuffix(".gpg") }
+            let fix =
+                others.isEmpty
+                ? ""
+                : ", fix \(Self.list(others.map(Quoting.quoted))) and git add \(others.count == 1 ? "it" : "them")"
             what =
                 "Keep one version: in the store, git merge \(upstream), then git checkout --ours (or --theirs) -- "
-                + "\(Quoting.quoted(path)) and git add it; then sync again."
+                + "\(Quoting.quoted(path)) and git add it\(fix); then sync again."
         case .decryptElsewhere(let folder):
             what = "Only a recipient of \(folder) can merge it: ask one to sync, then sync again."
         }
