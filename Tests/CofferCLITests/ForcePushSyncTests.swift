@@ -76,6 +76,25 @@ struct ForcePushSyncTests {
         #expect(try Self.remoteEntries(clones) == ["kept.gpg"])
     }
 
+    @Test("A pushed tag named like the remote-tracking branch changes nothing sync does")
+    func tagNamedLikeTheUpstream() throws {
+        let clones = try SyncClones(entries: [("kept", "pw\n")])
+        let old = try clones.git(clones.one, ["rev-parse", "HEAD"])
+        try clones.insert(clones.one, "later", "l\n")
+        try clones.check(clones.one, ["sync"])
+        // The pusher's tag points at an old commit and is named as `origin/main` is.
+        try clones.git(clones.one, ["tag", "origin/main", old])
+        try clones.git(clones.one, ["push", "-q", "origin", "refs/tags/origin/main"])
+        for round in 0..<2 {
+            try clones.insert(clones.two, "mine\(round)", "m\n")
+            let synced = try clones.run(clones.two, ["sync"])
+            #expect(synced.status == 0, "\(synced.errorText)")
+            #expect(synced.outputText.contains("Pushed local changes."), "\(synced.outputText)")
+            #expect(!synced.outputText.contains("dropped"), "\(synced.outputText)")
+        }
+        #expect(try Self.remoteEntries(clones) == ["kept.gpg", "later.gpg", "mine0.gpg", "mine1.gpg"])
+    }
+
     @Test("Without a reflog or a record of what sync fetched, sync stops and names what it would push")
     func cannotTell() throws {
         let clones = try SyncClones(entries: [("kept", "pw\n")])

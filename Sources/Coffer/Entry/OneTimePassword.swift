@@ -315,15 +315,6 @@ public struct OneTimePassword: Sendable, Equatable, CustomStringConvertible, Cus
             + query.map { $0.hasPrefix("counter=") ? "counter=" + value : String($0) }.joined(separator: "&")
     }
 
-    /// How two decimal counters compare by value, however many digits they have.
-    package static func compareCounters(_ first: String, _ second: String) -> ComparisonResult {
-        let a = first.drop { $0 == "0" }
-        let b = second.drop { $0 == "0" }
-        if a.count != b.count { return a.count < b.count ? .orderedAscending : .orderedDescending }
-        if a == b { return .orderedSame }
-        return a < b ? .orderedAscending : .orderedDescending
-    }
-
     /// Whether ``advanced()`` can move the HOTP counter on: it cannot past `Int64.max`, nor from a
     /// counter written past it (pass-otp's arithmetic wraps such a one to a negative number, and moving
     /// on from there would give the codes of small counters again).

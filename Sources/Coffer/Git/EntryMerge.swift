@@ -121,16 +121,17 @@ package enum EntryMerge {
         func key(_ bytes: [UInt8]) -> (range: Range<Int>, key: OneTimePassword)? {
             guard let range = OneTimePassword.uriRange(in: bytes),
                 let key = try? OneTimePassword(uri: String(decoding: bytes[range], as: UTF8.self)),
-                key.kind == .hotp, key.counterParameter != nil
+                key.kind == .hotp, key.canAdvance, let counter = key.counterParameter,
+                // Only a counter `otp` reads as written: one past 64 bits wraps there to a small one.
+                Int64(counter) == key.counter
             else { return nil }
             return (range, key)
         }
-        guard let our = key(ours), let their = key(theirs),
+        guard let our = key(ours), let their = key(theirs), let ourCounter = our.key.counter,
+            let theirCounter = their.key.counter,
             our.key.replacingCounter(with: "") == their.key.replacingCounter(with: "")
         else { return }
-        let greater =
-            OneTimePassword.compareCounters(our.key.counterParameter!, their.key.counterParameter!)
-                == .orderedAscending ? Array(theirs[their.range]) : Array(ours[our.range])
+        let greater = ourCounter < theirCounter ? Array(theirs[their.range]) : Array(ours[our.range])
         ours.replaceSubrange(our.range, with: greater)
         theirs.replaceSubrange(their.range, with: greater)
         if let old = key(base), old.key.replacingCounter(with: "") == our.key.replacingCounter(with: "") {

@@ -154,11 +154,15 @@ extension PasswordStore {
                 report.noRemote = true
                 return report
             }
-            let configuredUpstream = try? repository.run([
-                "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}",
-            ])
-            let upstream = configuredUpstream?.outputText ?? "\(defaultRemote)/\(branch)"
-            let remote = String(upstream.split(separator: "/").first ?? Substring(defaultRemote))
+            // The remote-tracking branch by its full name: a tag someone pushed named `origin/main` would
+            // be what the short name stands for (and `@{u}` would come out as `remotes/origin/main`).
+            let configuredRemote = (try? repository.run(["config", "branch.\(branch).remote"]))?.outputText
+            let remote = configuredRemote.flatMap { remotes.contains($0) ? $0 : nil } ?? defaultRemote
+            let configuredUpstream = (try? repository.run(["rev-parse", "--symbolic-full-name", "@{u}"]))?
+                .outputText
+            let upstream =
+                configuredUpstream.flatMap { $0.hasPrefix("refs/remotes/\(remote)/") ? $0 : nil }
+                ?? "refs/remotes/\(remote)/\(branch)"
             let before = try repository.run(["rev-parse", "HEAD"]).outputText
             // The remote may move between fetch and push: then everything is done again.
             for attempt in 1...3 {

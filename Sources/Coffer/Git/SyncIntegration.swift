@@ -102,8 +102,9 @@ struct SyncIntegration {
                 // The remote was force-pushed: what it dropped is not put back, as `git pull --rebase`
                 // does not; this clone's own commits go on top of what it has now, in either mode (a
                 // merge would bring the dropped commits back). They stay under a ref of their own.
-                let kept = "refs/coffer/dropped-by-remote/\(time(nil))"
-                try repository.run(["update-ref", kept, original])
+                // A name of its own (never one an earlier attempt made): the commit goes in it.
+                let kept = "refs/coffer/dropped-by-remote/\(time(nil))-\(original.prefix(12))"
+                if repository.resolve(kept) == nil { try repository.run(["update-ref", kept, original, ""]) }
                 report.droppedByRemote = try history.dropped.map(describeCommit)
                 report.keptDropped = kept
                 if history.own.isEmpty {

@@ -220,9 +220,18 @@ struct HOTPCounterMergeTests {
         let text = String(decoding: result.bytes, as: UTF8.self)
         #expect(!result.hasConflicts)
         #expect(text.contains("counter=0011") && text.contains("other note"))
+    }
+
+    @Test(
+        "A counter past 64 bits (otp would read it wrapped, as a small one) is not the greater: it conflicts")
+    func wrappingCounterIsNotGreater() {
+        let result = EntryMerge.merge(
+            base: Self.entry("3"), ours: Self.entry("6"), theirs: Self.entry("18446744073709551617"))
+        #expect(result.hasConflicts)
         #expect(
-            OneTimePassword.compareCounters("99999999999999999999", "100000000000000000000")
-                == .orderedAscending)
+            !String(decoding: result.bytes, as: UTF8.self).hasPrefix(
+                "pw\nlogin: a\notpauth://hotp/Example:alice?secret=JBSWY3DPEHPK3PXP&counter=18446744073709551617"
+            ))
     }
 
     @Test("Keys with different secrets are not counters to merge: they conflict")
