@@ -188,6 +188,18 @@ struct FuzzHazardRun {
         environment["PATH"] = sandbox.bin + ":/usr/bin:/bin"
         environment["PASSWORD_STORE_DIR"] = store
         environment["TMPDIR"] = temporary
+        // fsck --fix puts back what was left, but it also repairs what it finds: when the store has
+        // something to repair before the step, the next write puts back instead, so that what is compared
+        // is the putting back alone.
+        var recoveryKind = hazard.recovery
+        if recoveryKind == .fsck,
+            try TestProcess.run(
+                ["coffer", "fsck"], environment: environment, directory: sandbox.home, timeout: 60
+            )
+            .status != 0
+        {
+            recoveryKind = .nextWrite
+        }
         let hook = store + "/.git/hooks/pre-commit"
         var command = ["coffer"] + operation.arguments.map(sandbox.expand)
         var timeout = 60.0
@@ -213,8 +225,7 @@ struct FuzzHazardRun {
         unlink(folder + "/filler")
         interrupted = try FuzzStoreState.capture(store, environment: setup)
         interruptedLines = { try lines(store) }
-        let again =
-            hazard.recovery == .fsck ? ["fsck", "--fix"] : ["rm", "-f", "--", FuzzHazard.absentName]
+        let again = recoveryKind == .fsck ? ["fsck", "--fix"] : ["rm", "-f", "--", FuzzHazard.absentName]
         environment = sandbox.commandEnvironment([:])
         environment["PATH"] = sandbox.bin + ":/usr/bin:/bin"
         environment["PASSWORD_STORE_DIR"] = store

@@ -85,6 +85,10 @@ package struct ChangeJournal {
             try journal.add(paths)
         } catch {
             journal.end()
+            // Nothing was begun: the folders this process made for the change go too (pass's `mkdir -p`
+            // came first), deepest first, when they are empty.
+            let made = Set(paths.flatMap { missingFolders(above: $0, root: journal.root) })
+            for folder in made.sorted(by: { $0.utf8.count > $1.utf8.count }) { rmdir(folder) }
             throw error
         }
         return journal
@@ -132,11 +136,22 @@ package struct ChangeJournal {
         try FileSystem.atomicWrite(folder + "/manifest", bytes: Array(manifest.utf8), mode: 0o600)
     }
 
-    /// The folders above `path`, up to `root`, that do not exist yet.
+    /// The folders this process made for the store (``PasswordStore/makeFolders(_:onEvent:)``, as pass's
+    /// `mkdir -p` before a write): a change begun after them made them too.
+    private static let made = Locked<Set<String>>([])
+
+    /// Notes that this process made `folder`.
+    static func noteMade(_ folder: String) {
+        made.withLock { _ = $0.insert(plain(folder)) }
+    }
+
+    /// The folders above `path`, up to `root`, that do not exist yet or that this process made.
     static func missingFolders(above path: String, root: String) -> [String] {
         var folders: [String] = []
         var parent = FileSystem.parent(of: plain(path))
-        while parent.isPath(inside: root), FileSystem.kind(parent) == .missing {
+        while parent.isPath(inside: root),
+            FileSystem.kind(parent) == .missing || made.withLock({ $0.contains(parent) })
+        {
             folders.append(parent)
             parent = FileSystem.parent(of: parent)
         }
@@ -166,6 +181,17 @@ package struct ChangeJournal {
         let gitDirectory = repository.gitDirectory() ?? repository.directory + "/.git"
         return paths.filter { $0.isPath(inside: repository.directory) && !$0.isPath(inside: gitDirectory) }
             .map(repository.pathspec)
+    }
+
+    /// Whether the index holds, for a path the change keeps, something HEAD does not.
+    func leftStaged() -> Bool {
+        guard let repository else { return false }
+        let relative = tracked(Array(kept), in: repository)
+        guard !relative.isEmpty,
+            let compared = try? repository.runUnchecked(
+                ["diff", "--cached", "--quiet", "HEAD", "--"] + relative)
+        else { return false }
+        return compared.status == 1
     }
 
     /// The change is whole: the journal goes.
@@ -214,6 +240,13 @@ package struct ChangeJournal {
                 }
             } else if fields[0] == "missing", FileSystem.kind(path) == .file {
                 try FileSystem.remove(path)
+            }
+        }
+        // A write killed half-way left its temporary file beside the file it was to replace.
+        for folder in Set(paths.map(FileSystem.parent(of:)) + folders) {
+            for name in (try? FileSystem.contents(of: folder, sorted: false)) ?? []
+            where name.hasPrefix(FileSystem.temporaryMarker) {
+                unlink(folder + "/" + name)
             }
         }
         // Deepest first: a folder the change made goes once it is empty again.
@@ -285,14 +318,17 @@ extension PasswordStore {
                 journal.end()
                 return result
             } catch {
-                guard undoingFailures else {
+                // A failed single write stays made, as under pass, when git could take it out of the index
+                // (on a full disk it may not): else it is put back like the others.
+                if !undoingFailures && !journal.leftStaged() {
                     journal.end()
                     throw error
                 }
                 do {
                     try journal.rollBack()
                 } catch {
-                    // The journal stays for the next write to put back.
+                    // The journal stays for the next command to put back.
+                    throw Self.undone(error, "the next command puts the change back")
                 }
                 throw Self.undone(error)
             }

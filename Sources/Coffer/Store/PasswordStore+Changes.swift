@@ -197,6 +197,8 @@ extension PasswordStore {
                     .io, "cannot create directory", path: prefix, errno: errno)
             }
             chmod(prefix, configuration.folderMode)
+            // A change begun later in this process goes with the folders made for it when it is put back.
+            ChangeJournal.noteMade(prefix)
             onEvent(.createdFolder(position == prefixes.count - 1 ? path : prefix))
         }
     }
