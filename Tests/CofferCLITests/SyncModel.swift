@@ -73,6 +73,8 @@ struct SyncModelFigures: Sendable {
     var hostileReadable = 0
     /// HOTP codes made.
     var otpCodes = 0
+    /// Commits purged from the remote with a force-push.
+    var forcePushes = 0
 
     /// Adds another run's counts.
     mutating func add(_ other: SyncModelFigures) {
@@ -90,6 +92,7 @@ struct SyncModelFigures: Sendable {
         stoppedForAcceptance += other.stoppedForAcceptance
         hostileReadable += other.hostileReadable
         otpCodes += other.otpCodes
+        forcePushes += other.forcePushes
     }
 
     var summary: String {
@@ -97,7 +100,7 @@ struct SyncModelFigures: Sendable {
             + "killed), \(manualMerges) merges by hand, \(values) values written, \(destroyed) overwritten by users, "
             + "\(conflictedEntries) entries in conflict at the end, \(hostilePushes) hostile pushes, "
             + "\(hostileReadable) messages the hostile key opens, \(stoppedForAcceptance) runs stopped for an acceptance, "
-            + "\(otpCodes) HOTP codes"
+            + "\(otpCodes) HOTP codes, \(forcePushes) force-pushes"
     }
 }
 
@@ -206,6 +209,8 @@ final class SyncModelRun {
     var binaryVersions: [String: Set<[UInt8]>] = [:]
     /// Per clone, each HOTP counter it used, and when.
     var usedCounters: [[Int64: String]] = Array(repeating: [:], count: 3)
+    /// Commits a clone took out of the remote's history with a force-push.
+    var purged: Set<String> = []
     /// Per clone, the highest HOTP counter it used.
     var highestCounters: [Int64?] = Array(repeating: nil, count: 3)
 
@@ -1012,6 +1017,7 @@ final class SyncModelRun {
     /// Files that are not entries never rest with conflict markers; entries always decrypt.
     func checkSettledFiles(_ clone: Int, _ snapshot: SyncModelSnapshot) {
         checkBinaryEntries(clone, snapshot)
+        try? checkPurged()
         for (path, item) in snapshot.items.sorted(by: { $0.key < $1.key }) where !Self.isPlanted(path) {
             if !path.hasSuffix(".gpg") && item.conflict {
                 let kind = path.hasSuffix(".gpg-id") ? "gpg-id-conflict-markers" : "file-conflict-markers"
@@ -1080,6 +1086,7 @@ final class SyncModelRun {
 
     func finalChecks(converged: Bool) throws {
         script.append("# final checks")
+        try checkPurged()
         // The values: in clone one's entries, decrypted by gpg itself (or, without agreement, anywhere).
         var present: Set<String> = []
         var conflicted: [String] = []

@@ -16,11 +16,60 @@ extension SyncModelRun {
     /// Entries the other steps leave alone.
     static func isByteEntry(_ name: String) -> Bool { binaryNames.contains(name) || name == otpName }
 
-    /// Now and then, a binary write or an HOTP code on a random clone.
+    /// Now and then, a binary write, an HOTP code or a force-push on a random clone.
     func byteStep() throws {
         guard !options.without.contains("bytes"), byteRandom.chance(0.2) else { return }
         let clone = byteRandom.below(3)
-        if byteRandom.chance(0.5) { try binaryStep(clone) } else { try otpStep(clone) }
+        let roll = byteRandom.below(10)
+        if roll < 4 {
+            try binaryStep(clone)
+        } else if roll < 8 {
+            try otpStep(clone)
+        } else if !options.without.contains("forcepush") {
+            try forcePushStep(clone)
+        }
+    }
+
+    /// A clone in step with the remote takes its last commit out of the remote's history (a purge) with
+    /// `git push --force`. The values only that commit held are destroyed by that user; no sync may ever
+    /// push the commit back (``checkPurged()``).
+    func forcePushStep(_ clone: Int) throws {
+        let name = Self.cloneNames[clone]
+        let state = try gitState(clone)
+        guard state.settled, let head = state.head, head == (try remoteHead()),
+            try checkGit(["-C", clonePath(clone), "rev-parse", "-q", "--verify", "HEAD~1"]).status == 0
+        else { return }
+        let parent = try checkGit(["-C", clonePath(clone), "rev-parse", "HEAD~1"]).outputText.trimmingNewlines
+        let dropped = try markers(ofRemoteCommit: head).subtracting(try markers(ofRemoteCommit: parent))
+        let result = try shell(
+            command(clone, "git", ["reset", "--quiet", "--hard", "HEAD~1"]) + " && "
+                + command(clone, "git", ["push", "--quiet", "--force", "origin", "HEAD:main"]),
+            comment: "\(name) purges its last commit \(head.prefix(10)) with a force-push")
+        guard result.status == 0 else { return }
+        figures.forcePushes += 1
+        purged.insert(head)
+        for marker in dropped { ledger.recordDestruction(marker, clone: clone, step: step) }
+        let after = snapshot(clone)
+        snapshots[clone] = after
+        ledger.recordSeen(after.markers, clone: clone, step: step)
+        baselines[clone] = after.markers
+        settledHeads[clone] = try gitState(clone).head
+    }
+
+    /// No purged commit is in the remote's history again.
+    func checkPurged() throws {
+        guard let remote = try remoteHead() else { return }
+        for commit in purged.sorted() {
+            let back = try checkGit([
+                "--git-dir", sandbox.directory + "/remote.git", "merge-base", "--is-ancestor", commit, remote,
+            ])
+            if back.status == 0 {
+                failOnce(
+                    "purged-back " + commit, "purged-commit-pushed-back",
+                    "the purged commit \(commit.prefix(10)) is in the remote's history again (\(remote.prefix(10)))"
+                )
+            }
+        }
     }
 
     /// Writes a new version of a binary entry: lines (so a line-wise merge would find places to splice),
@@ -55,14 +104,6 @@ extension SyncModelRun {
                 newText: text)
             return
         }
-        // A counter never goes back on a clone: not by a sync, nor by a merge that took the other side.
-        let current = Self.counter(in: snapshots[clone].items[Self.otpName + ".gpg"]?.text ?? "")
-        if let current, let highest = highestCounters[clone], current < highest {
-            fail(
-                "hotp-counter-went-back",
-                "\(Self.otpName) on \(name) holds counter \(current), below \(highest) that it used or had: "
-                    + "its next code was handed out before")
-        }
         let result = try shell(
             command(clone, randomStyle(), ["otp", Self.otpName]), comment: "\(name) makes an HOTP code")
         let after = snapshot(clone)
@@ -84,8 +125,12 @@ extension SyncModelRun {
             return fail(
                 "otp-lost-key", "otp on \(name) exited 0 but \(Self.otpName) holds no HOTP key after it")
         }
-        if let current, counter != current + 1 {
-            fail("hotp-counter-skipped", "otp on \(name) moved the counter from \(current) to \(counter)")
+        // A counter never goes back on a clone: not by a sync, nor by a merge that took the other side.
+        if let highest = highestCounters[clone], counter <= highest {
+            fail(
+                "hotp-counter-went-back",
+                "otp on \(name) used counter \(counter), not above \(highest) that it used before: a code handed out again"
+            )
         }
         // Two clones that use the key before syncing use the same counter, as two devices would; one clone
         // never uses a counter twice.
@@ -107,11 +152,6 @@ extension SyncModelRun {
             baselines[clone] = after.markers
             settledHeads[clone] = state.head
         }
-    }
-
-    /// The HOTP counter of the key in `text`, if it holds one.
-    static func counter(in text: String) -> Int64? {
-        OneTimePassword.uri(in: Array(text.utf8)).flatMap { try? OneTimePassword(uri: $0) }?.counter
     }
 
     /// A binary entry holds exactly a version a clone wrote.

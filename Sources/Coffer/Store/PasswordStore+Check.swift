@@ -83,7 +83,9 @@ extension PasswordStore {
                     ))
             }
             try storeRepository?.ensureNoUnfinishedOperation()
-            return try undone + examineStore(fix: true, confirm: confirmWidening)
+            // The entries it re-encrypts and their commit are whole or absent, as any change of several files.
+            let entries = (try? Self.entryFiles(at: root)) ?? []
+            return try whole(entries) { _ in try undone + examineStore(fix: true, confirm: confirmWidening) }
         }
     }
 
