@@ -23,8 +23,8 @@ public enum RecipientNotice: Sendable, Equatable {
     /// a remote (what arrived from it before this is accepted too).
     case acceptedOnFirstUse(folders: [(folder: String, keys: [String])], fromElsewhere: Bool)
 
-    /// A change of `files` files that a killed process left half done was put back as it was before it
-    /// (see ``PasswordStore/whole(_:_:)``), before this command wrote anything.
+    /// A change of `files` files that a killed process left half done was put back as it was before
+    /// it, before this command wrote anything.
     case undidInterruptedChange(files: Int)
 
     /// Compares notices by what they say.
