@@ -242,18 +242,20 @@ enum EncryptionPlans {
     /// of this user that no one else may enter. Not the runtime folder in `/dev/shm`, which programs
     /// that share the user's id but not their home (a container sharing the host's IPC) can reach.
     static func folder() throws -> String {
-        let cache = environmentValue("XDG_CACHE_HOME").flatMap { $0.startsWithSlash ? $0 : nil }
-        guard
-            let base = cache
-                ?? environmentValue("HOME").flatMap({ $0.startsWithSlash ? $0 + "/.cache" : nil })
-        else { throw CofferError(.io, "no home folder for encryption plans") }
-        let folder = base + "/coffer"
+        guard let folder = folderPath() else { throw CofferError(.io, "no home folder for encryption plans") }
         if FileSystem.kind(folder) == .missing { try FileSystem.makeDirectories(folder, mode: 0o700) }
         var info = stat()
         guard lstat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid(),
             info.st_mode & 0o077 == 0
         else { throw CofferError(.io, "\(folder) is not a private folder of this user") }
         return folder
+    }
+
+    /// Where ``folder()`` is, without making it; `nil` when neither variable names an absolute folder.
+    static func folderPath() -> String? {
+        let cache = environmentValue("XDG_CACHE_HOME").flatMap { $0.startsWithSlash ? $0 : nil }
+        let base = cache ?? environmentValue("HOME").flatMap({ $0.startsWithSlash ? $0 + "/.cache" : nil })
+        return base.map { $0 + "/coffer" }
     }
 
     /// The plan in `file` when it is a regular file of this user that no one else may write, and is

@@ -32,11 +32,15 @@ package struct ChangeJournal {
     /// The folder of the journal of `store`: in its git folder, else in the user's private cache folder
     /// (a store without git may be a folder others write to, by a file-sync tool say; a journal there
     /// could name any file for coffer to put back). `nil` when there is no such folder.
-    static func folder(for store: PasswordStore) -> String? {
+    /// Only `creating` makes the cache folder: looking for a journal (at every command's start) writes
+    /// nothing.
+    static func folder(for store: PasswordStore, creating: Bool = false) -> String? {
         if let gitDirectory = store.git(for: store.root + "/.gpg-id")?.gitDirectory() {
             return gitDirectory + "/coffer-journal"
         }
-        guard let cache = try? EncryptionPlans.folder() else { return nil }
+        guard let cache = creating ? try? EncryptionPlans.folder() : EncryptionPlans.folderPath() else {
+            return nil
+        }
         let name = Hex.upper(Gcrypt.sha1(Array(FileSystem.canonicalPath(store.root).utf8)))
         return cache + "/journal-" + name
     }
@@ -70,7 +74,7 @@ package struct ChangeJournal {
 
     /// Keeps `paths` (absolute paths of files in the store) as they are now, then returns the journal.
     static func begin(_ store: PasswordStore, paths: [String]) throws -> ChangeJournal {
-        guard let folder = folder(for: store) else {
+        guard let folder = folder(for: store, creating: true) else {
             throw CofferError(
                 .io, "no private folder for the journal of a change (set HOME); nothing was changed")
         }
