@@ -121,8 +121,17 @@ struct FullDiskTests {
         environment["PASSWORD_STORE_DIR"] = store
         environment["PATH"] = "/usr/bin:/bin"
         let program = try CofferBinary.path()
-        func run(_ arguments: [String], input: String = "") throws -> ChildProcess.Output {
-            try sandbox.run([program] + arguments, input: Array(input.utf8), environment: environment)
+        // An editor outside the small disk: edit's plaintext lives under /dev/shm, its result on the tmpfs.
+        let editor = sandbox.directory + "/editor"
+        try "#!/bin/sh\necho edited >> \"$1\"\n".write(toFile: editor)
+        try sandbox.check(["chmod", "755", editor])
+        environment["EDITOR"] = editor
+        func run(
+            _ arguments: [String], input: String = "", in folder: String? = nil
+        ) throws -> ChildProcess.Output {
+            var used = environment
+            if let folder { used["PASSWORD_STORE_DIR"] = folder }
+            return try sandbox.run([program] + arguments, input: Array(input.utf8), environment: used)
         }
         func git(_ arguments: [String]) throws -> String {
             try sandbox.check(["git", "-C", store] + arguments).outputText
@@ -144,43 +153,71 @@ struct FullDiskTests {
         for index in 0..<6 {
             _ = try run(["insert", "-m", "team/e\(index)"], input: "secret \(index)\n").exitedZero("insert")
         }
-        let commands: [[String]] = [
-            ["recipients", "rm", "-p", "team", keys[1].fingerprint],
-            ["init", "-p", "team", keys[0].fingerprint, keys[2].fingerprint],
-            ["mv", "team", "moved"],
-            ["cp", "team", "copied"],
-            ["rm", "-r", "-f", "team"],
-            ["insert", "-m", "-f", "team/e0"],
+        let hotp = "otpauth://hotp/Bank:me?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&counter=0"
+        _ = try run(["insert", "-m", "team/bank"], input: "pw\n\(hotp)\n").exitedZero("insert bank")
+        // A peer on a roomy disk, sharing a remote with the store, for sync.
+        let remote = sandbox.directory + "/remote.git"
+        let peer = sandbox.directory + "/peer"
+        try sandbox.check(["git", "init", "-q", "--bare", remote])
+        _ = try run(["git", "remote", "add", "origin", remote]).exitedZero("remote add")
+        _ = try run(["git", "push", "-q", "-u", "origin", "HEAD"]).exitedZero("push")
+        try sandbox.check(["git", "clone", "-q", remote, peer])
+        var pushed = 0
+        // Before each sync: one commit on each side, so that sync fetches, merges and pushes.
+        func diverge() throws {
+            pushed += 1
+            _ = try run(["git", "pull", "-q", "--ff-only"], in: peer).exitedZero("peer pull")
+            _ = try run(["insert", "-m", "team/peer\(pushed)"], input: "peer\n", in: peer).exitedZero("peer")
+            _ = try run(["git", "push", "-q"], in: peer).exitedZero("peer push")
+            _ = try run(["insert", "-m", "team/local\(pushed)"], input: "local\n").exitedZero("local")
+        }
+        let commands: [(arguments: [String], input: String, prepare: (() throws -> Void)?)] = [
+            (["recipients", "rm", "-p", "team", keys[1].fingerprint], "", nil),
+            (["init", "-p", "team", keys[0].fingerprint, keys[2].fingerprint], "", nil),
+            (["mv", "team", "moved"], "", nil),
+            (["cp", "team", "copied"], "", nil),
+            (["rm", "-r", "-f", "team"], "", nil),
+            (["insert", "-m", "-f", "team/e0"], "changed\n", nil),
+            (["generate", "-f", "team/e1", "24"], "", nil),
+            (["generate", "-i", "team/e2", "24"], "", nil),
+            (["edit", "team/e3"], "", nil),
+            (["otp", "team/bank"], "", nil),
+            (["otp", "append", "-f", "team/e4"], hotp + "\n", nil),
+            (["sync"], "", diverge),
         ]
-        var outcomes: [String: Int] = [:]
-        for command in commands {
+        // Per command, a letter per room tried: w(hole), m(ade but not committed), a(bsent).
+        var outcomes: [String: String] = [:]
+        for (command, input, prepare) in commands {
             // Room from none to plenty, so the command fails at each of its steps in turn.
             for room in [0, 1, 2, 4, 8, 16, 32, 64, 128] {
+                try prepare?()
                 let before = try files()
                 let head = try git(["rev-parse", "HEAD"])
                 _ = try sandbox.run([
                     "sh", "-c",
                     "dd if=/dev/zero of=\(mount)/filler bs=4k 2>/dev/null; truncate -s -\(room * 4)k \(mount)/filler",
                 ])
-                let result = try run(command, input: "changed\n")
+                let result = try run(command, input: input)
                 unlink(mount + "/filler")
                 let label =
                     "\(command.joined(separator: " ")) with \(room * 4) KiB free: exit \(result.status), "
                     + result.errorText
                 if result.status == 0 {
-                    outcomes["whole", default: 0] += 1
+                    outcomes[command.joined(separator: " "), default: ""] += "w "
                     #expect(try git(["status", "--porcelain"]) == "", "\(label): committed")
                     #expect(try git(["rev-parse", "HEAD"]) != head, "\(label)")
                 } else if result.errorText.contains("the change is made but not committed") {
-                    // rm and insert fail as pass does: the one change made, nothing staged.
-                    outcomes["made", default: 0] += 1
-                    #expect(["rm", "insert"].contains(command[0]), "\(label)")
+                    // Single writes fail as pass does: the one change made, nothing staged.
+                    outcomes[command.joined(separator: " "), default: ""] += "m "
+                    #expect(["rm", "insert", "generate", "edit", "otp"].contains(command[0]), "\(label)")
                     let staged = try sandbox.run(["git", "-C", store, "diff", "--cached", "--quiet"])
                     #expect(staged.status == 0, "\(label): nothing staged")
                 } else {
-                    outcomes["absent", default: 0] += 1
+                    outcomes[command.joined(separator: " "), default: ""] += "a "
                     // One complaint, in pass's words (mv's, gpg's, git's) or coffer's.
                     #expect(!result.errorText.isEmpty, "\(label)")
+                    // A counter not saved hands out no code: the next otp would hand it out again.
+                    if command[0] == "otp" { #expect(result.outputText.isEmpty, "\(label)") }
                     // With room again, the next write (or fsck --fix) puts back whatever is left half done.
                     _ = try run(["fsck", "--fix"])
                     #expect(try files() == before, "\(label): the files are as they were")
@@ -201,7 +238,11 @@ struct FullDiskTests {
                 }
             }
         }
-        #expect(outcomes["absent", default: 0] > 0 && outcomes["whole", default: 0] > 0, "\(outcomes)")
+        // Each command met the full disk at some step, and had room enough at another.
+        for (command, seen) in outcomes {
+            #expect(seen.contains("w") && (seen.contains("a") || seen.contains("m")), "\(command): \(seen)")
+        }
+        #expect(outcomes.count == commands.count)
     }
 }
 
