@@ -821,7 +821,8 @@ final class SyncModelRun {
                     "\(line) exited 0 and removed \(marker), which it did not touch: "
                         + ledger.story(of: marker, cloneNames: Self.cloneNames))
             }
-            for marker in replaced where !after.markers.contains(marker) {
+            // Destroyed when no file but Mallory's copies holds it: she may drop those at any time.
+            for marker in replaced where !after.honestMarkers.contains(marker) {
                 ledger.recordDestruction(marker, clone: clone, step: step)
             }
             for marker in newMarkers where after.markers.contains(marker) && !before.markers.contains(marker)
@@ -923,7 +924,8 @@ final class SyncModelRun {
         }
         guard state.settled else { return result.status }
         // What the clone held, and what the remote held if the clone now builds on it, is still there.
-        var held = baselines[clone]
+        // A value the clone held only in a copy Mallory planted goes when she overwrites that copy.
+        var held = baselines[clone].subtracting(snapshotBefore.plantedOnlyMarkers)
         var source: [String: String] = [:]
         if let remoteBefore, try headContains(clone, remoteBefore) {
             for marker in try markers(ofRemoteCommit: remoteBefore) where !held.contains(marker) {

@@ -34,6 +34,14 @@ struct SyncModelSnapshot: Sendable {
     /// The paths of the files that are not entries (`.gpg-id` included).
     var otherFiles: [String] { items.keys.filter { !$0.hasSuffix(".gpg") }.sorted() }
 
+    /// The markers in files Mallory did not plant.
+    var honestMarkers: Set<String> {
+        Set(items.filter { !SyncModelRun.isPlanted($0.key) }.values.flatMap(\.markers))
+    }
+
+    /// The markers held only in files Mallory planted: they may go when she overwrites or removes them.
+    var plantedOnlyMarkers: Set<String> { markers.subtracting(honestMarkers) }
+
     /// The path holding `marker`, if any.
     func location(of marker: String) -> String? {
         items.first { $0.value.markers.contains(marker) }?.key
