@@ -87,6 +87,54 @@ struct WholeChangeTests {
         }
     }
 
+    @Test("A killed change is put back when the next command spells the store's path another way")
+    func killedChangeOtherSpelling() throws {
+        for spelling in ["a link to it", "a trailing /.", "a .. in it"] {
+            let (coffer, before, head, killed) = try Self.run(
+                { _ in ["mv", "team", "moved"] }, hook: Self.killingHook)
+            #expect(killed.status != 0, "\(spelling)")
+            unlink(coffer.store + "/.git/hooks/pre-commit")
+            let link = coffer.sandbox.directory + "/store-link"
+            symlink(coffer.store, link)
+            let spelled =
+                switch spelling {
+                case "a link to it": link
+                case "a trailing /.": coffer.store + "/."
+                default: coffer.store + "/../" + coffer.store.lastPathPart
+                }
+            let next = try coffer.run(["ls"], environment: ["PASSWORD_STORE_DIR": spelled])
+            #expect(next.status == 0, "\(spelling): \(next.errorText)")
+            #expect(next.errorText.contains("Undid a change"), "\(spelling): \(next.errorText)")
+            #expect(try Self.files(coffer) == before, "\(spelling): the files are as they were")
+            #expect(try coffer.git(["rev-parse", "HEAD"]) == head, "\(spelling)")
+            #expect(try coffer.uncommitted() == "", "\(spelling)")
+        }
+    }
+
+    @Test("A killed cp of a folder holding a link and an empty folder leaves no folder or link behind")
+    func killedCopyOfLinks() throws {
+        let coffer = try InstalledAsPass(entries: ["keep": "k\n", "site/inner/entry": "e\n"])
+        try coffer.sandbox.check(["mkdir", "-p", coffer.store + "/links/empty"])
+        symlink("../site/inner/entry.gpg", coffer.store + "/links/entry.gpg")
+        try coffer.sandbox.check(["mkdir", "-p", coffer.store + "/b"])
+        try coffer.git(["add", "links"])
+        try coffer.git(["commit", "-q", "-m", "A link."])
+        let tree = {
+            try coffer.sandbox.check(["find", coffer.store, "-path", "*/.git", "-prune", "-o", "-print"])
+                .outputText
+        }
+        let before = try tree()
+        try TestFiles.write(Self.killingHook, to: coffer.store + "/.git/hooks/pre-commit", mode: 0o755)
+        for arguments in [["cp", "-f", "links", "b"], ["mv", "-f", "links", "b"]] {
+            #expect(try coffer.run(arguments).status != 0, "\(arguments)")
+            let next = try coffer.run(["ls"], environment: ["PATH": "/usr/bin:/bin"])
+            #expect(next.status == 0, "\(next.errorText)")
+            let after = try tree()
+            #expect(after == before, "\(arguments): the tree is as it was: \(after)")
+            #expect(try coffer.uncommitted() == "", "\(arguments)")
+        }
+    }
+
     @Test("fsck --fix puts back a killed single write too; rm -f then finds a clean index")
     func killedWriteAndFsck() throws {
         let coffer = try InstalledAsPass(entries: ["keep": "k\n"])

@@ -55,8 +55,10 @@ package struct ChangeJournal {
     /// Whether the journal may touch `path`: inside the store, reached through no link that leads out.
     func mayTouch(_ path: String) -> Bool {
         guard !path.pathParts.contains(".."), !path.pathParts.contains(".") else { return false }
+        let root = FileSystem.canonicalPath(root)
         // The store's records in its git folder (accepted recipients) are the change's too.
-        if let gitDirectory = repository?.gitDirectory(), path.isPath(inside: gitDirectory),
+        if let gitDirectory = repository?.gitDirectory().map(FileSystem.canonicalPath),
+            path.isPath(inside: gitDirectory),
             !path.dropFirst(gitDirectory.count + 1).contains("/")
         {
             return true
@@ -81,9 +83,15 @@ package struct ChangeJournal {
         let repository = store.git(for: store.root + "/.gpg-id")
         try? FileSystem.removeTree(folder)
         try FileSystem.makeDirectories(folder, mode: 0o700)
+        // The spellings of the root and the git folder the paths are written with: the next command may
+        // reach the store by another (a link to it, `PASSWORD_STORE_DIR=$HOME/./store`).
+        var manifest = "head \(repository?.resolve("HEAD") ?? "-")\n"
+        manifest += "root - 0 \(Hex.upper(Array(plain(store.root).utf8)))\n"
+        if let gitDirectory = repository?.gitDirectory() {
+            manifest += "gitdir - 0 \(Hex.upper(Array(plain(gitDirectory).utf8)))\n"
+        }
         var journal = ChangeJournal(
-            folder: folder, repository: repository, root: plain(store.root),
-            manifest: "head \(repository?.resolve("HEAD") ?? "-")\n")
+            folder: folder, repository: repository, root: plain(store.root), manifest: manifest)
         active.withLock { _ = $0.insert(folder) }
         do {
             try journal.add(paths)
@@ -116,8 +124,12 @@ package struct ChangeJournal {
                 manifest += "file \(index) \(String(info.st_mode & 0o7777, radix: 8)) \(hex)\n"
             } else if lstat(path, &info) != 0 {
                 manifest += "missing \(index) 0 \(hex)\n"
+            } else if (info.st_mode & S_IFMT) == S_IFLNK, let target = Self.linkTarget(path) {
+                // A link that a move takes away: its target's spelling is kept, to make it again.
+                try FileSystem.atomicWrite(folder + "/\(index)", bytes: target, mode: 0o600)
+                manifest += "link \(index) 0 \(hex)\n"
             } else {
-                // A link or a folder is not a file this change replaces: it is left as it is.
+                // A folder is not a file this change replaces: it is left as it is.
                 continue
             }
             kept.insert(path)
@@ -172,19 +184,46 @@ package struct ChangeJournal {
         try FileSystem.atomicWrite(self.folder + "/manifest", bytes: Array(manifest.utf8), mode: 0o600)
     }
 
+    /// The bytes a symbolic link holds, as `readlink` gives them.
+    static func linkTarget(_ path: String) -> [UInt8]? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return buffer.prefix(count).map { UInt8(bitPattern: $0) }
+    }
+
+    /// Keeps `folders` too (folders of the store a move may take away): putting back makes them again,
+    /// with their permission bits, when they are missing.
+    mutating func keep(folders: [String]) throws {
+        for folder in folders.map(Self.plain) {
+            var info = stat()
+            guard lstat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { continue }
+            manifest += "dir - \(String(info.st_mode & 0o777, radix: 8)) \(Hex.upper(Array(folder.utf8)))\n"
+        }
+        try FileSystem.atomicWrite(self.folder + "/manifest", bytes: Array(manifest.utf8), mode: 0o600)
+    }
+
     /// `path` without the `//` and `/./` that pass's spellings leave in it (`$PREFIX//.gpg-id`).
     static func plain(_ path: String) -> String {
         var path = path
         while path.contains("/./") { path = path.replacing("/./", with: "/") }
         while path.contains("//") { path = path.replacing("//", with: "/") }
+        while path.hasSuffix("/.") { path.removeLast(2) }
         return path
     }
 
     /// The paths of `paths` in the work tree (not in the git folder), as git names them.
     private func tracked(_ paths: [String], in repository: GitRepository) -> [String] {
+        // Paths are spelled as the store was, or canonical (put back from a journal).
+        let folders = [repository.directory, FileSystem.canonicalPath(repository.directory)]
         let gitDirectory = repository.gitDirectory() ?? repository.directory + "/.git"
-        return paths.filter { $0.isPath(inside: repository.directory) && !$0.isPath(inside: gitDirectory) }
-            .map(repository.pathspec)
+        let gitFolders = [gitDirectory, FileSystem.canonicalPath(gitDirectory)]
+        return paths.compactMap { path in
+            guard !gitFolders.contains(where: { path.isPath(inside: $0) }),
+                let folder = folders.first(where: { path.isPath(inside: $0) })
+            else { return nil }
+            return String(path.droppingPathPrefix(folder))
+        }
     }
 
     /// Whether the index holds, for a path the change keeps, something HEAD does not.
@@ -205,15 +244,36 @@ package struct ChangeJournal {
     }
 
     /// Puts every file back as the journal has it, the index and HEAD too, then removes the journal.
-    func rollBack() throws {
+    /// Returns how many files (and links) it put back or took away.
+    @discardableResult
+    func rollBack() throws -> Int {
         defer { Self.active.withLock { _ = $0.remove(folder) } }
+        // Checked again: a folder above it that others may write lets them swap the journal meanwhile.
+        guard Self.isOwn(folder) else {
+            throw CofferError(
+                .io, "the journal of the change is no longer a private folder of yours", path: folder,
+                errno: EPERM)
+        }
         guard let bytes = try? FileSystem.readFile(folder + "/manifest") else {
             try? FileSystem.removeTree(folder)
-            return
+            return 0
         }
         var head: String?
         var paths: [String] = []
         var folders: [String] = []
+        var spelled: (root: String?, gitDirectory: String?) = (nil, nil)
+        let gitDirectory = repository?.gitDirectory().map(FileSystem.canonicalPath)
+        let canonicalRoot = FileSystem.canonicalPath(root)
+        // A path with the recorded root or git folder swapped for their canonical paths.
+        func respelled(_ path: String) -> String {
+            if let recorded = spelled.gitDirectory, let gitDirectory, path.isPath(inside: recorded) {
+                return gitDirectory + path.dropFirst(recorded.utf8.count)
+            }
+            if let recorded = spelled.root, path.isPath(inside: recorded) {
+                return canonicalRoot + path.dropFirst(recorded.utf8.count)
+            }
+            return path
+        }
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
             let fields = line.split(separator: " ").map(String.init)
             if fields.count == 2, fields[0] == "head" {
@@ -221,11 +281,23 @@ package struct ChangeJournal {
                 continue
             }
             guard fields.count == 4, let name = Hex.bytes(fields[3]) else { continue }
-            let path = String(decoding: name, as: UTF8.self)
+            let recorded = String(decoding: name, as: UTF8.self)
+            if fields[0] == "root" || fields[0] == "gitdir" {
+                if fields[0] == "root" { spelled.root = recorded } else { spelled.gitDirectory = recorded }
+                continue
+            }
+            let path = respelled(recorded)
             // Nothing outside the store, whatever the manifest says.
             guard mayTouch(path) else { continue }
             if fields[0] == "folder" {
                 folders.append(path)
+                continue
+            }
+            if fields[0] == "dir" {
+                // A folder the change took away is made again, its permission bits only.
+                if FileSystem.kind(path) == .missing {
+                    try FileSystem.makeDirectories(path, mode: (mode_t(fields[2], radix: 8) ?? 0o700) & 0o777)
+                }
                 continue
             }
             paths.append(path)
@@ -242,7 +314,22 @@ package struct ChangeJournal {
                         path, bytes: try FileSystem.readFile(copy), mode: mode
                     )
                 }
-            } else if fields[0] == "missing", FileSystem.kind(path) == .file {
+            } else if fields[0] == "link" {
+                // A link the change took away is made again where it was; one still there is left.
+                guard FileSystem.kind(path) == .missing,
+                    let target = try? FileSystem.readFile(folder + "/" + fields[1])
+                else { continue }
+                try FileSystem.makeDirectories(FileSystem.parent(of: path), mode: 0o700)
+                let made = target.withUnsafeBufferPointer { bytes in
+                    String(decoding: bytes, as: UTF8.self).withCString { symlink($0, path) }
+                }
+                if made != 0 {
+                    throw CofferError(.io, "cannot make the link again", path: path, errno: errno)
+                }
+            } else if fields[0] == "missing",
+                [FileSystem.Kind.file, .symlink].contains(FileSystem.kind(path))
+            {
+                // What the change made (a file, or a link a copy brought) goes.
                 try FileSystem.remove(path)
             }
         }
@@ -283,24 +370,20 @@ package struct ChangeJournal {
             }
         }
         try FileSystem.removeTree(folder)
+        return paths.count
     }
 
     /// Puts back a change a killed process left half done, when there is one (not one this process is
-    /// making); returns how many files it had kept.
+    /// making); returns how many files it put back, `nil` when none.
     static func recover(_ store: PasswordStore) throws -> Int? {
         guard let folder = folder(for: store), isOwn(folder), !active.withLock({ $0.contains(folder) }) else {
             return nil
         }
-        let manifest = (try? FileSystem.readFile(folder + "/manifest")) ?? []
-        let count = manifest.split(separator: 10).filter {
-            $0.starts(with: "file ".utf8) || $0.starts(with: "missing ".utf8)
-        }
-        .count
-        try ChangeJournal(
+        let count = try ChangeJournal(
             folder: folder, repository: store.git(for: store.root + "/.gpg-id"), root: plain(store.root),
             manifest: ""
         ).rollBack()
-        return manifest.isEmpty ? nil : count
+        return count == 0 ? nil : count
     }
 }
 

@@ -35,12 +35,7 @@ extension PasswordStore {
             }
             // The folders init makes go again when the change is put back.
             let made = ChangeJournal.missingFolders(above: gpgID, root: ChangeJournal.plain(root))
-            if !removing {
-                try checkInsideStore(gpgID)
-                try makeFolders(folder, onEvent: onEvent)
-                // An init killed while writing `.gpg-id` (or its signature) left a temporary file here.
-                removeStrayTemporaryFiles(in: folder)
-            }
+            if !removing { try checkInsideStore(gpgID) }
             // The new `.gpg-id` goes in place (the store lock keeps other writers out), the entries are
             // encrypted for it in memory, and only then is anything committed.
             // The recipients the user names are what the folder accepts from now on (the record is made
@@ -50,6 +45,12 @@ extension PasswordStore {
             // commits, or none of them.
             try whole([gpgID, gpgID + ".sig"] + (acceptance.map { [$0.file] } ?? [])) { journal in
                 try journal.add(folders: made)
+                // The folders are made once the journal names them: a kill before puts nothing in place.
+                if !removing {
+                    try makeFolders(folder, onEvent: onEvent)
+                    // An init killed while writing `.gpg-id` (or its signature) left a temporary file here.
+                    removeStrayTemporaryFiles(in: folder)
+                }
                 let plan: ReencryptionPlan
                 var signers: [String] = []
                 var gained = Set<String>()

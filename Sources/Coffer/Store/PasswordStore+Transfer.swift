@@ -109,25 +109,56 @@ extension PasswordStore {
         // What makeFolders makes: the folder that receives the target and those above it.
         let made = ChangeJournal.missingFolders(
             above: FileSystem.parent(of: newPath) + "/-", root: ChangeJournal.plain(root))
-        try makeFolders(FileSystem.parent(of: newPath), onEvent: onEvent)
-        if FileSystem.kind(target) != .missing, !FileSystem.isDirectory(target), let overwrite,
-            !overwrite(target)
-        {
-            return
-        }
-        let replacing = FileSystem.kind(target) != .missing
         // Whole or absent: every file the transfer takes, replaces or makes, and the commits.
-        let sources = try Self.filesBelow(oldPath)
-        let landing = sources.map { target + String($0.utf8.dropFirst(oldPath.utf8.count))! }
+        // Links go along with the files (a move takes them away, a copy makes new ones), and the
+        // folders below a folder are made where it lands.
+        let below = try Self.itemsBelow(oldPath)
+        let sources = below.files + below.links
+        func landed(_ path: String) -> String { target + String(path.utf8.dropFirst(oldPath.utf8.count))! }
+        let landing = sources.map(landed)
         let changing =
             (copy ? [] : sources) + landing + (try Self.filesBelow(target))
             + (acceptance.map { [$0.file] } ?? [])
+        let madeBelow = below.folders.map(landed).filter { FileSystem.kind($0) == .missing }
         try whole(changing) { journal in
-            try journal.add(folders: made)
+            // The folders are made once the journal names them; a refused overwrite keeps them, as pass's.
+            try journal.add(folders: made + madeBelow)
+            if !copy { try journal.keep(folders: below.folders) }
+            try makeFolders(FileSystem.parent(of: newPath), onEvent: onEvent)
+            if FileSystem.kind(target) != .missing, !FileSystem.isDirectory(target), let overwrite,
+                !overwrite(target)
+            {
+                return
+            }
+            let replacing = FileSystem.kind(target) != .missing
             try finishTransfer(
                 plan, source: source, destination: destination, paths: (oldPath, newPath, oldFolder),
                 copy: copy, replacing: replacing, acceptance: acceptance, onEvent: onEvent)
         }
+    }
+
+    /// The regular files, the links and the folders at or below `path` (`.git` folders left out), not
+    /// through links.
+    static func itemsBelow(_ path: String) throws -> (files: [String], links: [String], folders: [String]) {
+        switch FileSystem.kind(path) {
+        case .file: return ([path], [], [])
+        case .symlink: return ([], [path], [])
+        case .directory: break
+        default: return ([], [], [])
+        }
+        var found: (files: [String], links: [String], folders: [String]) = ([], [], [path])
+        try FileTree.walk(path) { file, item in
+            if item.isFile { found.files.append(file) }
+            if item.isLink { found.links.append(file) }
+            let descend = item.isFolder && item.name != Array(".git".utf8)
+            if descend { found.folders.append(file) }
+            return descend
+        } failed: { folder, failure in
+            if case .unreadable(let number) = failure {
+                throw CofferError(.io, "cannot read folder", path: folder, errno: number)
+            }
+        }
+        return found
     }
 
     /// The regular files at or below `path` (`.git` folders left out), not through links.
@@ -249,7 +280,11 @@ extension PasswordStore {
             // most. One in a shape other than the usual moves as it is: who reads it cannot be told.
             if file != place, acceptance != nil {
                 let relative = file.droppingPathPrefix(root)
-                let here = try self.recipients(forFolder: Self.folder(of: relative))
+                // A folder with no `.gpg-id` above it (the store's removed with `init ''`) names no one.
+                let here =
+                    gpgIDFile(forFolder: Self.folder(of: relative)) == nil
+                    ? Recipients(ids: [], file: nil)
+                    : try self.recipients(forFolder: Self.folder(of: relative))
                 let folder = Self.folder(of: relative)
                 if try !OpenPGPPackets.isUsualMessage(ciphertext)
                     || policy.isForeign(ciphertext, inFolder: folder, wanted: here)
