@@ -113,6 +113,9 @@
             unreadable = try loadIndex()
         }
 
+        /// The bus daemon's own name: the sender of its signals, which no client can take.
+        static let busDaemon = "org.freedesktop.DBus"
+
         /// How many entries did not decrypt when the index was first read.
         private var unreadable = 0
 
@@ -124,7 +127,8 @@
                 interface: "org.freedesktop.DBus",
                 member: "NameOwnerChanged"
             ) { [unowned self] message in
-                nameOwnerChanged(message)
+                // Only the bus itself says who left: a client may send this signal to us directly.
+                if message.sender == Self.busDaemon { nameOwnerChanged(message) }
                 return true
             }
             try bus.matchSignal(
@@ -132,7 +136,7 @@
                 interface: "org.freedesktop.DBus",
                 member: "NameLost"
             ) { [unowned self] message in
-                if (try? message.read())??.stringValue == Self.busName {
+                if message.sender == Self.busDaemon, (try? message.read())??.stringValue == Self.busName {
                     running = false
                     onEvent(.replaced)
                 }

@@ -18,6 +18,28 @@ struct HostileInputTests {
             environment: environment)
     }
 
+    @Test(
+        "git settings from the environment (GIT_CONFIG_COUNT, GIT_CONFIG_PARAMETERS) reach no git of coffer's"
+    )
+    func gitSettingsFromEnvironment() throws {
+        let installed = try InstalledAsPass(entries: ["keep": "k\n"])
+        let hooks = installed.sandbox.directory + "/hostile-hooks"
+        let marker = installed.sandbox.directory + "/hook-ran"
+        try installed.sandbox.check(["mkdir", "-p", hooks])
+        try TestFiles.write("#!/bin/sh\ntouch '\(marker)'\n", to: hooks + "/pre-commit", mode: 0o755)
+        let variables: [[String: String]] = [
+            ["GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.hooksPath", "GIT_CONFIG_VALUE_0": hooks],
+            ["GIT_CONFIG_PARAMETERS": "'core.hooksPath'='\(hooks)'"],
+        ]
+        for (index, extra) in variables.enumerated() {
+            let result = try installed.run(
+                ["insert", "-e", "new\(index)"], input: "pw\n", environment: extra)
+            #expect(result.status == 0, "\(result.errorText)")
+            #expect(!TestFiles.exists(marker), "\(extra.keys.sorted()): the hook ran")
+            #expect(try installed.uncommitted() == "")
+        }
+    }
+
     @Test("insert -m whose standard input cannot be read replaces nothing and exits 1")
     func unreadableInput() throws {
         let installed = try InstalledAsPass(entries: ["victim": "kept\n"])

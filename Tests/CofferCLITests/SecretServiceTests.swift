@@ -769,6 +769,37 @@ struct SecretServiceTests {
         #expect(lines.suffix(2) == ["url: https://example.org", "free notes"], "\(text)")
     }
 
+    @Test("Forged NameLost and NameOwnerChanged sent straight to the provider stop nothing, drop no session")
+    func forgedBusSignals() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.checkPython(
+            #"""
+            import time
+            from jeepney import DBusAddress, HeaderFields, new_method_call, new_signal
+            daemon = DBusAddress("/org/freedesktop/DBus", bus_name="org.freedesktop.DBus",
+                                 interface="org.freedesktop.DBus")
+            owner = bus.send_and_get_reply(
+                new_method_call(daemon, "GetNameOwner", "s", ("org.freedesktop.secrets",))).body[0]
+            item = secretstorage.get_default_collection(bus).create_item("Forged", {"k": "v"}, b"sig-Sekret")
+            print(item.get_secret())
+            def forge(member, signature, body):
+                signal = new_signal(DBusAddress("/org/freedesktop/DBus", interface="org.freedesktop.DBus"),
+                                    member, signature, body)
+                signal.header.fields[HeaderFields.destination] = owner
+                bus.send(signal)
+            forge("NameOwnerChanged", "sss", (bus.unique_name, bus.unique_name, ""))
+            forge("NameLost", "s", ("org.freedesktop.secrets",))
+            time.sleep(0.5)
+            print(item.get_secret())
+            print(bus.send_and_get_reply(
+                new_method_call(daemon, "GetNameOwner", "s", ("org.freedesktop.secrets",))).body[0] == owner)
+            """#)
+        #expect(
+            result.outputText == "b'sig-Sekret'\nb'sig-Sekret'\nTrue\n",
+            "\(result.outputText)\(result.errorText)\(bus.providerText())")
+        #expect(!bus.providerText().contains("another provider"), "\(bus.providerText())")
+    }
+
     @Test("Introspect describes every object; Properties answers Get, GetAll and refuses read-only Set")
     func introspectionAndProperties() throws {
         let (_, result) = try SecretServiceSandbox.started(

@@ -38,6 +38,11 @@ package struct GitRepository: Sendable {
     package static let unsetVariables: Set<String> = [
         "GIT_DIR", "GIT_WORK_TREE", "GIT_NAMESPACE", "GIT_INDEX_FILE", "GIT_INDEX_VERSION",
         "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
+        // Configuration and programs from the environment would reach coffer's own git steps (hooks,
+        // the journal's putting back): settings come from the repository and the user's files only.
+        // (GIT_CONFIG_GLOBAL and GIT_CONFIG_SYSTEM name such files, and stay.)
+        "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_EXEC_PATH", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_REPLACE_REF_BASE", "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE",
     ]
 
     /// The repository containing `path`, found as pass finds it (the nearest existing folder at or above
