@@ -136,6 +136,55 @@ struct BinaryAndCounterSyncTests {
         }
     }
 
+    @Test(
+        "A pusher who lowers the counter, puts another URI first or wraps it past 64 bits gets no code twice")
+    func pusherCannotRewindCounter() throws {
+        let uri = "otpauth://hotp/Bank:me?secret=\(Self.secret)"
+        let clones = try SyncClones(entries: [("bank", "pw\n\(uri)&counter=0\n")])
+        var handedOut: [String] = []
+        func code() throws {
+            let result = try clones.run(clones.one, ["otp", "bank"])
+            // An entry a sync left in conflict is refused: no code, which is never a code twice.
+            // The code is the last line (git's commit line comes first).
+            if result.status == 0 {
+                handedOut.append(String(result.outputText.split(separator: "\n").last ?? ""))
+            }
+        }
+        // The pusher (clone two) rewrites the entry from what the remote holds and pushes; clone one,
+        // which may have used codes since its last sync, syncs.
+        func push(_ rewrite: (String) -> String) throws {
+            try clones.check(clones.two, ["sync"])
+            let text = String(decoding: try #require(try clones.decrypted(clones.two, "bank")), as: UTF8.self)
+            try clones.insert(clones.two, "bank", rewrite(text))
+            try clones.check(clones.two, ["sync"])
+            _ = try clones.run(clones.one, ["sync"])
+        }
+        for _ in 0..<3 { try code() }
+        try clones.check(clones.one, ["sync"])
+        // The counter put back to 0.
+        try push { _ in "pw\n\(uri)&counter=0\n" }
+        try code()
+        try code()
+        // Another URI line, same secret, an old counter, put first: after clone one synced its codes,
+        // then while it used codes offline (a conflict, refused, or a merge).
+        try clones.check(clones.one, ["sync"])
+        try push { "pw\n\(uri)&counter=1&digits=6\n" + $0.dropFirst(3) }
+        try code()
+        try code()
+        try push { "pw\n\(uri)&counter=2&digits=6\n" + $0.dropFirst(3) }
+        for _ in 0..<3 { try code() }
+        #expect(Set(handedOut).count == handedOut.count, "a code was handed out twice: \(handedOut)")
+        #expect(handedOut.count >= 7, "\(handedOut)")
+        // A counter past 64 bits, which would wrap to 5 (after the user settled the entry).
+        try clones.insert(clones.one, "bank", "pw\n\(uri)&counter=20\n")
+        try clones.check(clones.one, ["sync"])
+        try push { _ in "pw\n\(uri)&counter=18446744073709551621\n" }
+        let wrapped = try clones.run(clones.one, ["otp", "bank"])
+        #expect(wrapped.status == 1, "\(wrapped.outputText)")
+        #expect(wrapped.outputText.isEmpty, "no code from a counter past 64 bits")
+        #expect(wrapped.errorText.contains("HOTP counter"), "\(wrapped.errorText)")
+    }
+
     @Test("otp refuses an entry holding a conflict, with one line, and writes nothing")
     func otpRefusesConflict() throws {
         let clones = try SyncClones(entries: [

@@ -27,14 +27,16 @@ struct OTPCommandTests {
         #expect(try installed.git(["log", "--format=%s", "-1"]) == "Add given password for bank to store.")
         // The entry as committed (the failed runs left their writes uncommitted).
         try installed.git(["checkout", "--", "bank.gpg"])
-        // Once git commits again, the next counter's code is printed and committed.
+        // Once git commits again, the code of the counter after the one the failed run took is printed and
+        // committed: counter 1 stays taken (its code was never shown, and is never shown now).
         unlink(hook)
         let next = try installed.check(["otp", "bank"])
-        #expect(next.outputText.hasSuffix("\n287082"), "\(next.outputText)")
+        #expect(next.outputText.hasSuffix("\n359152"), "\(next.outputText)")
+        #expect(next.errorText.contains("moving on from 1"), "\(next.errorText)")
         #expect(try installed.git(["log", "--format=%s", "-1"]) == "Increment HOTP counter for bank.")
         #expect(
             try installed.decrypted("bank")
-                == "pw\notpauth://hotp/Bank:me?secret=\(Self.rfcSecret)&counter=1\n")
+                == "pw\notpauth://hotp/Bank:me?secret=\(Self.rfcSecret)&counter=2\n")
     }
 
     @Test(

@@ -319,7 +319,9 @@ public struct OneTimePassword: Sendable, Equatable, CustomStringConvertible, Cus
     /// counter written past it (pass-otp's arithmetic wraps such a one to a negative number, and moving
     /// on from there would give the codes of small counters again).
     public var canAdvance: Bool {
-        guard kind == .hotp, let counter else { return false }
+        // Only a counter read exactly: one past 64 bits wraps (as pass-otp's shell arithmetic does) and
+        // would hand out old codes while looking higher.
+        guard kind == .hotp, let counterParameter, let counter = Int64(counterParameter) else { return false }
         return counter >= 0 && counter < Int64.max
     }
 

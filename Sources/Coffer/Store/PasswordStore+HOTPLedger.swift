@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The highest HOTP counter this clone has used for each key, so that no code is handed out twice when
+/// a sync (or a pusher) brings the entry back with a lower counter, or with another URI line first.
+///
+/// It lives in `<git folder>/coffer-hotp`, which git never pushes: a first line `salt HEX` (random, this
+/// clone's own), then one line `ID COUNTER` per key, where ID is HMAC-SHA-256 keyed by the key's secret
+/// over the salt. It holds no secret and no entry name. A store without git has no ledger: nothing
+/// brings its entries back.
+extension PasswordStore {
+    /// The ledger's file, or `nil` for a store without git.
+    private var hotpLedgerFile: String? {
+        git(for: root + "/.gpg-id")?.gitDirectory().map { $0 + "/coffer-hotp" }
+    }
+
+    /// The ledger's salt and counters as the file holds them; a new salt when there is no file.
+    private func readHOTPLedger(_ file: String) -> (salt: [UInt8], counters: [String: Int64]) {
+        var salt: [UInt8] = []
+        var counters: [String: Int64] = [:]
+        let text = String(decoding: (try? FileSystem.readFile(file)) ?? [], as: UTF8.self)
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count == 2 else { continue }
+            if fields[0] == "salt" {
+                salt = Hex.bytes(String(fields[1])) ?? []
+            } else if let counter = Int64(fields[1]) {
+                counters[String(fields[0])] = max(counter, counters[String(fields[0])] ?? counter)
+            }
+        }
+        if salt.count != 32 {
+            salt = [UInt8](repeating: 0, count: 32)
+            salt.withUnsafeMutableBytes { Gcrypt.randomize($0) }
+            counters = [:]
+        }
+        return (salt, counters)
+    }
+
+    /// The ledger's name for `key`: HMAC-SHA-256 keyed by its secret over the salt.
+    private func hotpLedgerID(_ key: OneTimePassword, salt: [UInt8]) throws -> String {
+        let secret = try key.key()
+        guard let mac = secret.withUnsafeBytes({ Gcrypt.hmac(.sha256, key: $0, message: salt) }) else {
+            throw CofferError(.io, "libgcrypt could not make the HOTP ledger's name for a key")
+        }
+        return mac.withUnsafeBytes { Hex.upper(Array($0)) }
+    }
+
+    /// The highest counter this clone has used for `key`'s secret, `nil` when none (or no git).
+    package func hotpCounterUsed(_ key: OneTimePassword) throws -> Int64? {
+        guard let file = hotpLedgerFile else { return nil }
+        let ledger = readHOTPLedger(file)
+        return ledger.counters[try hotpLedgerID(key, salt: ledger.salt)]
+    }
+
+    /// Records that this clone used `counter` for `key`'s secret. Written before the code is shown, so
+    /// that a failure shows none.
+    package func recordHOTPCounter(_ key: OneTimePassword, _ counter: Int64) throws {
+        guard let file = hotpLedgerFile else { return }
+        var ledger = readHOTPLedger(file)
+        let id = try hotpLedgerID(key, salt: ledger.salt)
+        ledger.counters[id] = max(counter, ledger.counters[id] ?? counter)
+        var text = "salt \(Hex.upper(ledger.salt))\n"
+        for (name, value) in ledger.counters.sorted(by: { $0.key < $1.key }) { text += "\(name) \(value)\n" }
+        try FileSystem.atomicWrite(file, bytes: Array(text.utf8), mode: 0o600)
+    }
+}
