@@ -196,11 +196,9 @@ public struct Keychain: Sendable {
                 throw CofferError(.notFound, "\(name) no longer holds an otpauth:// URI")
             }
             let key = try OneTimePassword(uri: uri)
-            // A counter that cannot move on would hand out a code already used.
-            guard key.canAdvance else {
-                throw CofferError(.invalidArgument, "\(name): the HOTP counter cannot move on")
-            }
-            let next = key.advanced()
+            // A counter that cannot move on, or one below a counter this clone took, would hand out a
+            // code already used.
+            let next = try store.takeNextHOTPCounter(key).next
             code = try next.code(at: date)
             var rewritten = current.withUnsafeBytes { next.replacingURIs(in: $0) }
             defer { rewritten.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }

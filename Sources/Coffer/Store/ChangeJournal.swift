@@ -124,7 +124,7 @@ package struct ChangeJournal {
                 manifest += "file \(index) \(String(info.st_mode & 0o7777, radix: 8)) \(hex)\n"
             } else if lstat(path, &info) != 0 {
                 manifest += "missing \(index) 0 \(hex)\n"
-            } else if (info.st_mode & S_IFMT) == S_IFLNK, let target = Self.linkTarget(path) {
+            } else if (info.st_mode & S_IFMT) == S_IFLNK, let target = FileSystem.linkTargetBytes(path) {
                 // A link that a move takes away: its target's spelling is kept, to make it again.
                 try FileSystem.atomicWrite(folder + "/\(index)", bytes: target, mode: 0o600)
                 manifest += "link \(index) 0 \(hex)\n"
@@ -182,14 +182,6 @@ package struct ChangeJournal {
             manifest += "folder - 0 \(Hex.upper(Array(folder.utf8)))\n"
         }
         try FileSystem.atomicWrite(self.folder + "/manifest", bytes: Array(manifest.utf8), mode: 0o600)
-    }
-
-    /// The bytes a symbolic link holds, as `readlink` gives them.
-    static func linkTarget(_ path: String) -> [UInt8]? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return buffer.prefix(count).map { UInt8(bitPattern: $0) }
     }
 
     /// Keeps `folders` too (folders of the store a move may take away): putting back makes them again,
@@ -320,8 +312,9 @@ package struct ChangeJournal {
                     let target = try? FileSystem.readFile(folder + "/" + fields[1])
                 else { continue }
                 try FileSystem.makeDirectories(FileSystem.parent(of: path), mode: 0o700)
-                let made = target.withUnsafeBufferPointer { bytes in
-                    String(decoding: bytes, as: UTF8.self).withCString { symlink($0, path) }
+                // The target's bytes as they were, NUL-terminated: a name that is not UTF-8 stays as it is.
+                let made = (target + [0]).withUnsafeBufferPointer { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) { symlink($0.baseAddress!, path) }
                 }
                 if made != 0 {
                     throw CofferError(.io, "cannot make the link again", path: path, errno: errno)

@@ -48,8 +48,33 @@ extension PasswordStore {
         return mac.withUnsafeBytes { Hex.upper(Array($0)) }
     }
 
+    /// Takes the next counter of the HOTP `key`: one past its own, or past the highest this clone took for
+    /// its secret when that is higher (`from` is then that one). The counter is recorded as taken before
+    /// this returns; the caller writes the entry with `next` and only then shows its code.
+    ///
+    /// - Throws: ``CofferError/Code/invalidArgument`` when the counter is not read exactly or cannot
+    ///   move on, or the ledger's errors.
+    package func takeNextHOTPCounter(_ key: OneTimePassword) throws -> (next: OneTimePassword, from: Int64?) {
+        guard key.canAdvance, var last = key.counter else {
+            throw CofferError(
+                .invalidArgument,
+                "the HOTP counter is not a number from 0 to \(Int64.max - 1) that can move on")
+        }
+        var from: Int64?
+        if let used = try hotpCounterUsed(key), used > last {
+            guard used < Int64.max else {
+                throw CofferError(.invalidArgument, "the HOTP counter cannot move on past \(Int64.max)")
+            }
+            last = used
+            from = used
+        }
+        let next = try OneTimePassword(uri: key.replacingCounter(with: String(last + 1)))
+        try recordHOTPCounter(key, last + 1)
+        return (next, from)
+    }
+
     /// The highest counter this clone has used for `key`'s secret, `nil` when none (or no git).
-    package func hotpCounterUsed(_ key: OneTimePassword) throws -> Int64? {
+    private func hotpCounterUsed(_ key: OneTimePassword) throws -> Int64? {
         guard let file = hotpLedgerFile else { return nil }
         let ledger = readHOTPLedger(file)
         return ledger.counters[try hotpLedgerID(key, salt: ledger.salt)]
@@ -57,7 +82,7 @@ extension PasswordStore {
 
     /// Records that this clone used `counter` for `key`'s secret. Written before the code is shown, so
     /// that a failure shows none.
-    package func recordHOTPCounter(_ key: OneTimePassword, _ counter: Int64) throws {
+    private func recordHOTPCounter(_ key: OneTimePassword, _ counter: Int64) throws {
         guard let file = hotpLedgerFile else { return }
         var ledger = readHOTPLedger(file)
         let id = try hotpLedgerID(key, salt: ledger.salt)

@@ -154,10 +154,15 @@ package enum FileSystem {
 
     /// Where a symlink points, or `nil` when `path` is not one.
     package static func linkTarget(_ path: String) -> String? {
+        linkTargetBytes(path).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The bytes a symlink holds, as `readlink` gives them, or `nil` when `path` is not one.
+    package static func linkTargetBytes(_ path: String) -> [UInt8]? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink(path, &buffer, buffer.count - 1)
         guard count >= 0 else { return nil }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return buffer[0..<count].map { UInt8(bitPattern: $0) }
     }
 
     /// Whether two paths name the same file (after following symlinks), as `mv` and `cp` decide it.

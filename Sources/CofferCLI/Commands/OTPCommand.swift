@@ -130,30 +130,23 @@ enum OTPCommand {
                 guard key.kind == .hotp else {
                     throw Exit.die("\(path): the entry changed while its code was made; try again.")
                 }
-                guard key.canAdvance, var last = key.counter else {
-                    throw Exit.die(
-                        "\(path): the HOTP counter is not a number from 0 to \(Int64.max - 1) that can move on."
-                    )
+                // A counter below one this clone took (brought back by a sync, or by another URI line put
+                // first) moves on from the one taken: no code is handed out twice. It is recorded before
+                // the entry is written: a failure from here on shows no code and leaves it skipped.
+                let (advanced, from): (OneTimePassword, Int64?)
+                do {
+                    (advanced, from) = try invocation.store.takeNextHOTPCounter(key)
+                } catch let error as CofferError where error.code == .invalidArgument {
+                    throw Exit.die("\(path): \(error.message).")
                 }
-                // A counter below one this clone used (brought back by a sync, or by another URI line put
-                // first) moves on from the one used: no code is handed out twice.
-                if let used = try invocation.store.hotpCounterUsed(key), used > last {
-                    guard used < Int64.max else {
-                        throw Exit.die("\(path): the HOTP counter cannot move on past \(Int64.max).")
-                    }
+                if let from {
                     standardError.line(
-                        "\(Quoting.quoted(path)): the HOTP counter \(last) is below \(used), which this clone "
-                            + "already took; moving on from \(used).")
-                    last = used
+                        "\(Quoting.quoted(path)): the HOTP counter \(key.counter ?? 0) is below \(from), which this "
+                            + "clone already took; moving on from \(from).")
                 }
-                let next = last + 1
-                let advanced = try OneTimePassword(uri: key.replacingCounter(with: String(next)))
                 code = try generate(path, invocation) {
-                    try key.code(counter: UInt64(next), algorithm: .sha1)
+                    try key.code(counter: UInt64(bitPattern: advanced.counter ?? 0), algorithm: .sha1)
                 }
-                // Recorded before the entry is written, under the store's lock: a failure from here on
-                // shows no code and leaves this counter taken (skipped, never handed out twice).
-                try invocation.store.recordHOTPCounter(key, next)
                 var rewritten = current.withUnsafeBytes { advanced.replacingURIs(in: $0) }
                 defer { rewritten.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
                 return SecureBytes(rewritten)
