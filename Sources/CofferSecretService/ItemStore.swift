@@ -110,6 +110,16 @@ package struct ItemStore: Sendable {
         return sink.finish()
     }
 
+    /// Whether the two texts have the same first line, byte for byte.
+    static func sameFirstLine(_ one: SecureBytes, _ other: SecureBytes) -> Bool {
+        one.withUnsafeBytes { first in
+            other.withUnsafeBytes { second in
+                let newline = UInt8(ascii: "\n")
+                return first.prefix { $0 != newline }.elementsEqual(second.prefix { $0 != newline })
+            }
+        }
+    }
+
     /// The keys of the fields the provider writes (attributes are `attribute.` and a name).
     static let providerKeys: Set<String> = [
         "label", "content-type", "type", "created", "modified", "secret-encoding",
@@ -129,8 +139,9 @@ package struct ItemStore: Sendable {
         }
     }
 
-    /// The secret and metadata of an entry's text; entries not written by the provider (a password typed
-    /// with `pass insert`) read as a secret with the entry's name as label and no attributes.
+    /// The secret and metadata of an entry's text; entries without the provider's fields (a password
+    /// typed with `pass insert`) read as a secret with the entry's name as label and no attributes. The
+    /// fields are read wherever the entry came from: `label: x` typed by hand is the item's label.
     package static func parse(_ text: SecureBytes, name: String) -> (
         secret: SecureBytes, metadata: ItemMetadata
     ) {
@@ -389,9 +400,19 @@ package struct ItemStore: Sendable {
         let name = Self.entryName(collection: collection, id: id)
         try store.undoingUncommitted([name]) {
             try store.update(name, commitMessage: "Update Secret Service item \(name).") { text in
-                Self.entryText(
+                let rewritten = Self.entryText(
                     secret: Self.parse(text, name: id).secret, metadata: metadata,
                     keeping: Self.foreignLines(text))
+                // An entry kept by hand whose first line is not one line of text (NUL bytes, bytes that
+                // are not UTF-8, a CR) would have it rewritten in base64: `pass show` would give another
+                // password. Its metadata cannot change; the person edits it.
+                guard Self.sameFirstLine(text, rewritten) else {
+                    throw CofferError(
+                        .invalidArgument,
+                        "\(name) was not written by the Secret Service and its first line is not one line of "
+                            + "text; change its label or attributes with pass edit")
+                }
+                return rewritten
             }
         }
     }

@@ -800,6 +800,40 @@ struct SecretServiceTests {
         #expect(!bus.providerText().contains("another provider"), "\(bus.providerText())")
     }
 
+    @Test("A hand-kept entry whose first line is not text keeps every byte when a client changes its label")
+    func handMadeBinaryEntry() throws {
+        let bus = try SecretServiceSandbox()
+        let name = "secret-service/login/hand"
+        let bytes: [UInt8] = Array("pw".utf8) + [0, 0xFF] + Array("\nnotes\r\n#label: q".utf8)
+        _ = try bus.installed.sandbox.run(
+            [bus.installed.program, "insert", "-m", "-f", name], input: bytes,
+            environment: bus.installed.environment
+        ).exitedZero("insert")
+        let file = bus.installed.store + "/" + name + ".gpg"
+        let before = try bus.installed.sandbox.check(["gpg", "--batch", "--quiet", "-d", file]).standardOutput
+        #expect(before == bytes)
+        let result = try bus.checkPython(
+            #"""
+            item = list(secretstorage.get_default_collection(bus).get_all_items())[0]
+            print(item.get_secret())
+            try:
+                item.set_label("Labelled")
+                print("changed")
+            except secretstorage.exceptions.SecretServiceNotAvailableException as error:
+                print("refused")
+            except Exception as error:
+                print("refused", type(error).__name__)
+            print(item.get_secret())
+            """#)
+        #expect(
+            result.outputText.hasPrefix("b'pw\\x00\\xff'\nrefused"), "\(result.outputText)\(result.errorText)"
+        )
+        #expect(result.outputText.hasSuffix("b'pw\\x00\\xff'\n"), "\(result.outputText)")
+        let after = try bus.installed.sandbox.check(["gpg", "--batch", "--quiet", "-d", file]).standardOutput
+        #expect(after == bytes, "the entry's bytes are as they were")
+        #expect(try bus.installed.uncommitted() == "")
+    }
+
     @Test("Introspect describes every object; Properties answers Get, GetAll and refuses read-only Set")
     func introspectionAndProperties() throws {
         let (_, result) = try SecretServiceSandbox.started(
