@@ -159,6 +159,32 @@ struct Team {
 
 @Suite("a shared store that no pusher can subvert")
 struct SharedStoreTests {
+    @Test("a merge with a side encrypted to a key Alice does not know stops, saying so, nothing changed")
+    func mergeWithUnknownReader() throws {
+        let team = try Team()
+        defer { team.stop() }
+        let eve = try Team.makeKey(team.mallory, "Eve <eve@coffer.test>")
+        try Team.give(team.aliceKey, from: team.alice, to: team.mallory)
+        try team.check(["insert", "-m", "-f", "shared/wifi"], input: "wifi\nlocal: alice\n")
+        try team.malloryPushes("routine") { clone in
+            let encrypted = try team.mallory.tool(
+                [
+                    "sh", "-c",
+                    "printf 'wifi\\nremote: mallory\\n' | gpg --batch --yes --trust-model always -e "
+                        + "-r \(team.aliceKey) -r \(team.malloryKey) -r \(eve) -o '\(clone)/shared/wifi.gpg'",
+                ])
+            try encrypted.succeeded("gpg -e")
+        }
+        let head = try team.head()
+        let synced = try team.run(["sync"])
+        #expect(synced.status == 1, "\(synced.outputText)")
+        #expect(synced.errorText.contains("does not know"), "\(synced.errorText)")
+        #expect(!synced.errorText.contains("none of the recipients"), "\(synced.errorText)")
+        #expect(try team.head() == head)
+        #expect(try team.uncommitted() == "")
+        #expect(try team.decrypted(team.store + "/shared/wifi.gpg", by: team.alice) == "wifi\nlocal: alice\n")
+    }
+
     @Test("a key a pusher names in .gpg-id and .public-keys is data: writes refuse it, as pass refuses it")
     func pushedKeyIsNotTrusted() throws {
         let team = try Team()

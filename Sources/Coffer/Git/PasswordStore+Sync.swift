@@ -412,7 +412,16 @@ extension PasswordStore {
         try verifyRecipientsFile(recipients.file)
         let chosen = try policy.recipients(
             forMergeOf: [ours, theirs], inFolder: Self.folder(of: name), wanted: recipients)
-        guard let ids = chosen.ids else { return nil }
+        guard let ids = chosen.ids else {
+            // A side encrypted to a key this keyring does not know: who may read the merge cannot be told.
+            if chosen.unknownReaders {
+                throw CofferError(
+                    .notAccepted,
+                    "one side is encrypted to a key this keyring does not know, so who may read the merge "
+                        + "cannot be told", paths: [name])
+            }
+            return nil
+        }
         let ciphertext = try engine.encrypt(text, to: ids)
         try checkAccepted(
             ciphertext, forFolder: Self.folder(of: name), acceptance: policy.acceptance,

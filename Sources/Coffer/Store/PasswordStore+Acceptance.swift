@@ -334,6 +334,8 @@ package struct AutomaticRecipients: Sendable {
     /// Whether a ciphertext was not written for the folder (see ``PasswordStore/AutomaticPolicy/isForeign(_:inFolder:wanted:)``)
     /// or for a folder it is known to come from, so it gained no key.
     package var writtenElsewhere = false
+    /// Whether a side's readers could not be told (a message to keys this keyring does not know).
+    package var unknownReaders = false
 }
 
 extension PasswordStore {
@@ -420,6 +422,7 @@ extension PasswordStore {
                     var left = AutomaticRecipients(
                         ids: nil, allowed: own, withheld: target.subtracting(own).sorted())
                     left.writtenElsewhere = true
+                    left.unknownReaders = true
                     return left
                 }
                 var accepted = acceptance.accepted.keys(forFolder: folder)
