@@ -33,7 +33,10 @@ extension PasswordStore {
             try checkInsideStore(EntryName.trimmed(target))
             try git(for: target)?.ensureNoUnfinishedOperation()
             // A removal killed before its commit is put back by the next write.
-            try whole(try Self.filesBelow(EntryName.trimmed(target)), undoingFailures: false) { _ in
+            // Links and folders too: `rm -r` takes them away with the files.
+            let below = try Self.itemsBelow(EntryName.trimmed(target))
+            try whole(below.files + below.links, undoingFailures: false) { journal in
+                try journal.keep(folders: below.folders)
                 try removeAndCommit(
                     name, target: target, folder: folder, isFolder: isFolderTarget,
                     recursive: recursive, onEvent: onEvent)
