@@ -98,9 +98,16 @@ package indirect enum BusValue: Sendable {
         if case .bytes(let bytes) = unwrapped { bytes } else { nil }
     }
 
-    /// A string-to-string dictionary (`a{ss}`, or a variant holding one); `nil` for another type.
+    /// A string-to-string dictionary (`a{ss}`, or a variant holding one); `nil` for another type (an
+    /// empty `a{sv}` included).
     package var stringDictionaryValue: [String: String]? {
-        keyed { if case .string(let text) = $0 { text } else { nil } }
+        guard case .dictionary("s", "s", _) = unwrapped else { return nil }
+        return keyed { if case .string(let text) = $0 { text } else { nil } }
+    }
+
+    /// The string of `s` (or of a variant holding one) only: not an object path or a signature.
+    package var textValue: String? {
+        if case .string(let text) = unwrapped { text } else { nil }
     }
 
     /// A dictionary keyed by strings (`a{s..}`), values kept as they are.

@@ -422,7 +422,7 @@
                 try Self.expect(arguments, "a{sv}s")
                 try Self.checkAlias(arguments[1].stringValue ?? "", allowEmpty: true)
                 let properties = arguments[0].keyedValues ?? [:]
-                let label = properties[Self.collectionInterface + ".Label"]?.stringValue ?? ""
+                let label = try Self.text(properties[Self.collectionInterface + ".Label"], "Label")
                 return [
                     .objectPath(try createCollection(label: label, alias: arguments[1].stringValue ?? "")),
                     .objectPath("/"),
@@ -561,9 +561,11 @@
                         ?? [:]
                 else { throw BusError.invalidArguments("Attributes must be a dictionary of strings") }
                 let (secret, contentType) = try decodeSecret(arguments[1])
-                let label = properties[Self.itemInterface + ".Label"]?.stringValue ?? ""
+                let label = try Self.text(properties[Self.itemInterface + ".Label"], "Label")
                 let type =
-                    properties[Self.itemInterface + ".Type"]?.stringValue ?? attributes["xdg:schema"] ?? ""
+                    properties[Self.itemInterface + ".Type"] == nil
+                    ? attributes["xdg:schema"] ?? ""
+                    : try Self.text(properties[Self.itemInterface + ".Type"], "Type")
                 let now = ItemStore.now()
                 var metadata = ItemMetadata(
                     label: label, attributes: attributes, contentType: contentType, created: now)
@@ -756,11 +758,18 @@
             }
         }
 
+        /// The string a property holds (`""` when it is not given); InvalidArgs for another type.
+        static func text(_ value: BusValue?, _ name: String) throws -> String {
+            guard let value else { return "" }
+            guard let text = value.textValue else { throw BusError.invalidArguments("\(name) is a string") }
+            return text
+        }
+
         /// Sets a writable property (a label, an item's attributes or type).
         func setProperty(_ object: Object, _ name: String, _ value: BusValue) throws {
             switch (object, name) {
             case (.collection(let element), "Label"):
-                guard var collection = collections[element], let label = value.stringValue else {
+                guard var collection = collections[element], let label = value.textValue else {
                     throw BusError.invalidArguments("Label is a string")
                 }
                 try requireUnlocked(collection)
@@ -794,7 +803,7 @@
                         metadata.attributes["xdg:schema"] = metadata.type
                     }
                 } else {
-                    guard let text = value.stringValue else {
+                    guard let text = value.textValue else {
                         throw BusError.invalidArguments("\(name) is a string")
                     }
                     if name == "Label" { metadata.label = text } else { metadata.type = text }

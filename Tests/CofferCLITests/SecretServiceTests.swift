@@ -834,6 +834,41 @@ struct SecretServiceTests {
         #expect(try bus.installed.uncommitted() == "")
     }
 
+    @Test(
+        "Properties and CreateItem/CreateCollection values of another type are InvalidArgs, nothing changed")
+    func wrongTypes() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.checkPython(
+            #"""
+            from jeepney import DBusAddress, new_method_call, MessageType
+            item = secretstorage.get_default_collection(bus).create_item("Typed", {"k": "v"}, b"t-Sekret")
+            def call(path, interface, member, signature, body):
+                address = DBusAddress(path, bus_name="org.freedesktop.secrets", interface=interface)
+                reply = bus.send_and_get_reply(new_method_call(address, member, signature, body))
+                return reply.header.fields.get(4, "ok") if reply.header.message_type == MessageType.error else "ok"
+            properties = "org.freedesktop.DBus.Properties"
+            print(call(item.item_path, properties, "Set", "ssv",
+                       ("org.freedesktop.Secret.Item", "Attributes", ("a{sv}", {}))))
+            print(call(item.item_path, properties, "Set", "ssv",
+                       ("org.freedesktop.Secret.Item", "Label", ("o", "/x"))))
+            print(call("/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "CreateCollection", "a{sv}s",
+                       ({"org.freedesktop.Secret.Collection.Label": ("u", 7)}, "")))
+            from secretstorage.util import open_session
+            session = open_session(bus).object_path
+            print(call(item.item_path.rsplit("/", 1)[0], "org.freedesktop.Secret.Collection", "CreateItem", "a{sv}(oayays)b",
+                       ({"org.freedesktop.Secret.Item.Label": ("u", 7)}, (session, b"", b"x", "text/plain"), False)))
+            print(item.get_label(), item.get_attributes())
+            print(len(list(secretstorage.get_all_collections(bus))),
+                  len(list(secretstorage.get_default_collection(bus).get_all_items())))
+            """#)
+        let lines = result.outputText.split(separator: "\n").map(String.init)
+        #expect(
+            lines.prefix(4).allSatisfy { $0 == "org.freedesktop.DBus.Error.InvalidArgs" },
+            "\(result.outputText)\(result.errorText)")
+        #expect(
+            lines.count > 5 && lines[4] == "Typed {'k': 'v'}" && lines[5] == "1 1", "\(result.outputText)")
+    }
+
     @Test("Introspect describes every object; Properties answers Get, GetAll and refuses read-only Set")
     func introspectionAndProperties() throws {
         let (_, result) = try SecretServiceSandbox.started(
