@@ -26,10 +26,10 @@ struct StatefulFuzzTests {
     /// ``fixedSeedsCoverEverything()``).
     static let fixedSeeds: [UInt64] = [824, 2850, 1842]
     /// Seeds soaks found diverging, kept once fixed: killed rm -r, cp and init of new folders, cp from a
-    /// folder with no `.gpg-id` above it.
+    /// folder with no `.gpg-id` above it, an insert into a new folder on a full disk.
     static let regressionSeeds: [UInt64] = [
         17_430_972_865_994_640_052, 11_920_337_861_226_153_272, 8_969_534_410_621_220_876,
-        13_478_305_076_691_096_827,
+        13_478_305_076_691_096_827, 13_826_741_535_637_550_726,
     ]
 
     @Test("Same outcome as pass after every step", arguments: fixedSeeds + regressionSeeds)

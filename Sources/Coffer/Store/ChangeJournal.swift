@@ -229,6 +229,11 @@ package struct ChangeJournal {
         return compared.status == 1
     }
 
+    /// Removes the folders the change made that are empty, deepest first.
+    func removeEmptyMadeFolders() {
+        for folder in madeFolders.sorted(by: { $0.utf8.count > $1.utf8.count }) { rmdir(folder) }
+    }
+
     /// The change is whole: the journal goes.
     func end() {
         try? FileSystem.removeTree(folder)
@@ -401,6 +406,8 @@ extension PasswordStore {
                 // A failed single write stays made, as under pass, when git could take it out of the index
                 // (on a full disk it may not): else it is put back like the others.
                 if !undoingFailures && !journal.leftStaged() {
+                    // A write that put nothing in place (a full disk) leaves none of the folders made for it.
+                    journal.removeEmptyMadeFolders()
                     journal.end()
                     throw error
                 }
