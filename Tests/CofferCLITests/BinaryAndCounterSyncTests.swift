@@ -185,6 +185,33 @@ struct BinaryAndCounterSyncTests {
         #expect(wrapped.errorText.contains("HOTP counter"), "\(wrapped.errorText)")
     }
 
+    @Test("A counter a pusher lowers comes back raised on a clone that never used otp; no code twice")
+    func otherCloneKeepsCounter() throws {
+        let uri = "otpauth://hotp/Bank:me?secret=\(Self.secret)"
+        let clones = try SyncClones(entries: [("bank", "pw\n\(uri)&counter=0\n")])
+        let third = clones.sandbox.directory + "/three"
+        try clones.check(third, ["clone", "file://" + clones.remote, "--path", third])
+        var handedOut: [String] = []
+        for _ in 0..<3 {
+            let result = try clones.check(clones.one, ["otp", "bank"])
+            handedOut.append(String(result.outputText.split(separator: "\n").last ?? ""))
+        }
+        try clones.check(clones.one, ["sync"])
+        try clones.check(third, ["sync"])
+        // Clone two, the pusher, puts the counter back.
+        try clones.check(clones.two, ["sync"])
+        try clones.insert(clones.two, "bank", "pw\n\(uri)&counter=0\n")
+        try clones.check(clones.two, ["sync"])
+        let synced = try clones.check(third, ["sync"])
+        #expect(synced.outputText.contains("Kept the HOTP counter of bank"), "\(synced.outputText)")
+        for _ in 0..<2 {
+            let result = try clones.check(third, ["otp", "bank"])
+            handedOut.append(String(result.outputText.split(separator: "\n").last ?? ""))
+        }
+        #expect(Set(handedOut).count == handedOut.count, "a code was handed out twice: \(handedOut)")
+        #expect(try clones.git(third, ["status", "--porcelain"]) == "")
+    }
+
     @Test("otp refuses an entry holding a conflict, with one line, and writes nothing")
     func otpRefusesConflict() throws {
         let clones = try SyncClones(entries: [

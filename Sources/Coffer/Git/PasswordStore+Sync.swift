@@ -31,6 +31,8 @@ public struct SyncReport: Sendable, Equatable {
     public var droppedByRemote: [String] = []
     /// Where the branch as it was before is kept when the remote dropped commits (`refs/coffer/...`).
     public var keptDropped: String?
+    /// Entries whose HOTP counter came back lower from the remote and kept this clone's (committed).
+    public var keptCounters: [String] = []
     /// Whether the store has no remote (nothing else was done).
     public var noRemote = false
     /// Whether local commits were pushed.
@@ -188,6 +190,8 @@ extension PasswordStore {
                     integration.policy.gained = gainedKeys(repository, local: before, remote: remoteHead)
                     try integration.run()
                     report.add(integration.report)
+                    // No HOTP counter goes back: a push that lowered one is answered with the one this clone had.
+                    report.keptCounters += try keepHOTPCounters(repository, since: before)
                     try SyncIntegration.FetchedRecord.note(upstream, commit: remoteHead, in: repository)
                 }
                 // Keys and recipients that arrived: keys are imported as data; a `.gpg-id` signed by a key

@@ -199,7 +199,9 @@ public struct Keychain: Sendable {
             // A counter that cannot move on, or one below a counter this clone took, would hand out a
             // code already used.
             let next = try store.takeNextHOTPCounter(key).next
-            code = try next.code(at: date)
+            // With SHA-1 whatever the URI says, as pass-otp (and `coffer otp`) make HOTP codes: one
+            // counter, one code, from either.
+            code = try next.code(counter: UInt64(bitPattern: next.counter ?? 0), algorithm: .sha1)
             var rewritten = current.withUnsafeBytes { next.replacingURIs(in: $0) }
             defer { rewritten.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
             return SecureBytes(rewritten)

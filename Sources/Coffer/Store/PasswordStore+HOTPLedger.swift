@@ -39,13 +39,56 @@ extension PasswordStore {
         return (salt, counters)
     }
 
-    /// The ledger's name for `key`: HMAC-SHA-256 keyed by its secret over the salt.
+    /// The ledger's name for `key`: HMAC-SHA-256 keyed by its secret over the salt. A secret longer than
+    /// SHA-1's block (64 bytes) is the key HMAC-SHA-1 uses, SHA-1 of it, so that two spellings that give
+    /// the same codes have one name.
     private func hotpLedgerID(_ key: OneTimePassword, salt: [UInt8]) throws -> String {
-        let secret = try key.key()
+        var secret = try key.key()
+        if secret.count > 64 {
+            var bytes = secret.withUnsafeBytes { Array($0) }
+            defer { wipeMemory(&bytes, count: bytes.count) }
+            var digest = Gcrypt.sha1(bytes)
+            defer { wipeMemory(&digest, count: digest.count) }
+            secret = SecureBytes(digest)
+        }
         guard let mac = secret.withUnsafeBytes({ Gcrypt.hmac(.sha256, key: $0, message: salt) }) else {
             throw CofferError(.io, "libgcrypt could not make the HOTP ledger's name for a key")
         }
         return mac.withUnsafeBytes { Hex.upper(Array($0)) }
+    }
+
+    /// After a sync brought changes since `before`: an entry whose HOTP counter came back lower than this
+    /// clone had it (the same secret, on a clone that may never have used it), by a push or a merge, keeps
+    /// the counter it had, committed. Returns the entries so kept.
+    package func keepHOTPCounters(_ repository: GitRepository, since before: String) throws -> [String] {
+        var kept: [String] = []
+        for change in try repository.changes(from: before, to: "HEAD")
+        where change.status.hasPrefix("M") && change.path.hasSuffix(".gpg") {
+            let path = repository.directory + "/" + change.path
+            guard path.isPath(inside: root), FileSystem.isFile(path),
+                let old = try repository.contents(of: change.path, at: before),
+                let oldText = try? engine.decrypt(old),
+                let newText = try? engine.decrypt(try FileSystem.readFile(path)),
+                let oldURI = oldText.withUnsafeBytes({ OneTimePassword.uri(in: $0) }),
+                let newURI = newText.withUnsafeBytes({ OneTimePassword.uri(in: $0) }),
+                let oldKey = try? OneTimePassword(uri: oldURI),
+                let newKey = try? OneTimePassword(uri: newURI),
+                oldKey.kind == .hotp, newKey.kind == .hotp, oldKey.canAdvance,
+                let oldCounter = oldKey.counterParameter.flatMap({ Int64($0) }),
+                let newCounter = newKey.counterParameter.flatMap({ Int64($0) }), newCounter < oldCounter
+            else { continue }
+            let salt = [UInt8](repeating: 0, count: 32)
+            guard try hotpLedgerID(oldKey, salt: salt) == hotpLedgerID(newKey, salt: salt) else { continue }
+            let name = String(path.droppingPathPrefix(root).dropLast(4))
+            let restored = try OneTimePassword(uri: newKey.replacingCounter(with: String(oldCounter)))
+            try update(name, commitMessage: "Keep the HOTP counter of \(name) at \(oldCounter).") { current in
+                var text = current.withUnsafeBytes { restored.replacingURIs(in: $0) }
+                defer { text.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
+                return SecureBytes(text)
+            }
+            kept.append(name)
+        }
+        return kept
     }
 
     /// Takes the next counter of the HOTP `key`: one past its own, or past the highest this clone took for

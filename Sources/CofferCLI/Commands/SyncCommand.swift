@@ -34,6 +34,11 @@ enum SyncCommand {
         for name in report.added { standardOutput.line("Added \(quoted(name))") }
         for name in report.changed { standardOutput.line("Changed \(quoted(name))") }
         for name in report.removed { standardOutput.line("Removed \(quoted(name))") }
+        for name in report.keptCounters {
+            standardOutput.line(
+                "Kept the HOTP counter of \(quoted(name)): the remote brought it back lower, which would hand out "
+                    + "codes already used")
+        }
         for name in report.keptEdits {
             standardOutput.line("Kept \(quoted(name)): it was deleted on one side and edited on the other")
         }
