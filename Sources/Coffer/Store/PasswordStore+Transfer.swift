@@ -116,9 +116,10 @@ extension PasswordStore {
         let sources = below.files + below.links
         func landed(_ path: String) -> String { target + String(path.utf8.dropFirst(oldPath.utf8.count))! }
         let landing = sources.map(landed)
+        // Entries of the destination folder that pass re-encrypts with the move are the change's too.
         let changing =
             (copy ? [] : sources) + landing + (try Self.filesBelow(target))
-            + (acceptance.map { [$0.file] } ?? [])
+            + (acceptance.map { [$0.file] } ?? []) + Array(plan.reencrypted.keys)
         let madeBelow = below.folders.map(landed).filter { FileSystem.kind($0) == .missing }
         try whole(changing) { journal in
             // The folders are made once the journal names them; a refused overwrite keeps them, as pass's.
