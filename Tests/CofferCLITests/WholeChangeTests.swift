@@ -111,6 +111,24 @@ struct WholeChangeTests {
         }
     }
 
+    @Test("A change killed under a spelling with letters beyond ASCII is put back under the plain one")
+    func killedUnderUnicodeSpelling() throws {
+        let coffer = try Self.team()
+        let before = try Self.files(coffer)
+        let head = try coffer.git(["rev-parse", "HEAD"])
+        let link = coffer.sandbox.directory + "/trésor ünï"
+        symlink(coffer.store, link)
+        try TestFiles.write(Self.killingHook, to: coffer.store + "/.git/hooks/pre-commit", mode: 0o755)
+        let killed = try coffer.run(["mv", "team", "moved"], environment: ["PASSWORD_STORE_DIR": link])
+        #expect(killed.status != 0)
+        unlink(coffer.store + "/.git/hooks/pre-commit")
+        let next = try coffer.run(["ls"])
+        #expect(next.errorText.contains("Undid a change"), "\(next.errorText)")
+        #expect(try Self.files(coffer) == before, "the files are as they were")
+        #expect(try coffer.git(["rev-parse", "HEAD"]) == head)
+        #expect(try coffer.uncommitted() == "")
+    }
+
     @Test("A killed cp of a folder holding a link and an empty folder leaves no folder or link behind")
     func killedCopyOfLinks() throws {
         let coffer = try InstalledAsPass(entries: ["keep": "k\n", "site/inner/entry": "e\n"])

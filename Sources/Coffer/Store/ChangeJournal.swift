@@ -264,10 +264,10 @@ package struct ChangeJournal {
         // A path with the recorded root or git folder swapped for their canonical paths.
         func respelled(_ path: String) -> String {
             if let recorded = spelled.gitDirectory, let gitDirectory, path.isPath(inside: recorded) {
-                return gitDirectory + path.dropFirst(recorded.utf8.count)
+                return gitDirectory + String(path.utf8.dropFirst(recorded.utf8.count))!
             }
             if let recorded = spelled.root, path.isPath(inside: recorded) {
-                return canonicalRoot + path.dropFirst(recorded.utf8.count)
+                return canonicalRoot + String(path.utf8.dropFirst(recorded.utf8.count))!
             }
             return path
         }
