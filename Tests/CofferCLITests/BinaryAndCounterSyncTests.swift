@@ -234,4 +234,36 @@ struct BinaryAndCounterSyncTests {
         #expect(try clones.git(clones.two, ["rev-parse", "HEAD"]) == head)
         #expect(try clones.decrypted(clones.two, "bank") == before)
     }
+
+    @Test("A ledger that cannot be read or has lost its salt stops otp: it is never started again silently")
+    func damagedLedgerStopsOTP() throws {
+        let uri = "otpauth://hotp/Bank:me?secret=\(Self.secret)"
+        let clones = try SyncClones(entries: [("bank", "pw\n\(uri)&counter=0\n")])
+        try clones.check(clones.one, ["otp", "bank"])
+        let ledger = clones.one + "/.git/coffer-hotp"
+        let kept = try FileSystem.readFile(ledger)
+        #expect(String(decoding: kept, as: UTF8.self).hasPrefix("salt "))
+        let head = try clones.git(clones.one, ["rev-parse", "HEAD"])
+        // The salt line lost: the counters can no longer be named, and a new salt would forget them.
+        let damaged =
+            Array(
+                String(decoding: kept, as: UTF8.self).split(separator: "\n").dropFirst()
+                    .joined(separator: "\n").utf8) + [10]
+        try FileSystem.atomicWrite(ledger, bytes: damaged, mode: 0o600)
+        let refused = try clones.run(clones.one, ["otp", "bank"])
+        #expect(refused.status == 1)
+        #expect(refused.standardOutput.isEmpty, "no code without the ledger")
+        #expect(refused.errorText.split(separator: "\n").count == 1, "\(refused.errorText)")
+        #expect(refused.errorText.contains("HOTP ledger"), "\(refused.errorText)")
+        #expect(try FileSystem.readFile(ledger) == damaged, "the ledger is left for the user")
+        // A ledger that cannot be read (a folder in its place) stops it too.
+        try FileSystem.remove(ledger)
+        try FileSystem.makeDirectories(ledger, mode: 0o700)
+        let unreadable = try clones.run(clones.one, ["otp", "bank"])
+        #expect(unreadable.status == 1)
+        #expect(unreadable.standardOutput.isEmpty)
+        #expect(unreadable.errorText.split(separator: "\n").count == 1, "\(unreadable.errorText)")
+        #expect(try clones.git(clones.one, ["rev-parse", "HEAD"]) == head, "nothing committed")
+        #expect(try clones.git(clones.one, ["status", "--porcelain"]) == "")
+    }
 }

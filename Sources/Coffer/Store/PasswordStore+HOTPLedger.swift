@@ -18,10 +18,19 @@ extension PasswordStore {
     }
 
     /// The ledger's salt and counters as the file holds them; a new salt when there is no file.
-    private func readHOTPLedger(_ file: String) -> (salt: [UInt8], counters: [String: Int64]) {
+    ///
+    /// - Throws: ``CofferError/Code/io`` when the file is there but cannot be read, and
+    ///   ``CofferError/Code/format`` when it holds no salt: starting again would forget the counters.
+    private func readHOTPLedger(_ file: String) throws -> (salt: [UInt8], counters: [String: Int64]) {
         var salt: [UInt8] = []
         var counters: [String: Int64] = [:]
-        let text = String(decoding: (try? FileSystem.readFile(file)) ?? [], as: UTF8.self)
+        var bytes: [UInt8] = []
+        do {
+            bytes = try FileSystem.readFile(file)
+        } catch let error as CofferError where error.errno?.rawValue == ENOENT {
+            bytes = []
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ")
             guard fields.count == 2 else { continue }
@@ -32,6 +41,12 @@ extension PasswordStore {
             }
         }
         if salt.count != 32 {
+            guard bytes.isEmpty else {
+                throw CofferError(
+                    .format,
+                    "the HOTP ledger \(Quoting.quoted(file)) has no salt line; move it away to start a new one "
+                        + "(codes this clone handed out may then be handed out again)")
+            }
             salt = [UInt8](repeating: 0, count: 32)
             salt.withUnsafeMutableBytes { Gcrypt.randomize($0) }
             counters = [:]
@@ -67,8 +82,8 @@ extension PasswordStore {
             let path = repository.directory + "/" + change.path
             guard path.isPath(inside: root), FileSystem.isFile(path),
                 let old = try repository.contents(of: change.path, at: before),
-                let oldText = try? engine.decrypt(old),
-                let newText = try? engine.decrypt(try FileSystem.readFile(path)),
+                let oldText = try decryptUnlessUnreadable(old),
+                let newText = try decryptUnlessUnreadable(try FileSystem.readFile(path)),
                 let oldURI = oldText.withUnsafeBytes({ OneTimePassword.uri(in: $0) }),
                 let newURI = newText.withUnsafeBytes({ OneTimePassword.uri(in: $0) }),
                 let oldKey = try? OneTimePassword(uri: oldURI),
@@ -89,6 +104,17 @@ extension PasswordStore {
             kept.append(name)
         }
         return kept
+    }
+
+    /// `ciphertext` decrypted, or `nil` when this clone holds no key for it or it is not OpenPGP: then
+    /// there is no counter to compare. Any other failure (the agent, a passphrase) is thrown, so that a
+    /// sync that could not check the counters does not say it did.
+    private func decryptUnlessUnreadable(_ ciphertext: [UInt8]) throws -> SecureBytes? {
+        do {
+            return try engine.decrypt(ciphertext)
+        } catch let error as GPGError where error.kind == .noSecretKey || error.kind == .corruptData {
+            return nil
+        }
     }
 
     /// Takes the next counter of the HOTP `key`: one past its own, or past the highest this clone took for
@@ -119,7 +145,7 @@ extension PasswordStore {
     /// The highest counter this clone has used for `key`'s secret, `nil` when none (or no git).
     private func hotpCounterUsed(_ key: OneTimePassword) throws -> Int64? {
         guard let file = hotpLedgerFile else { return nil }
-        let ledger = readHOTPLedger(file)
+        let ledger = try readHOTPLedger(file)
         return ledger.counters[try hotpLedgerID(key, salt: ledger.salt)]
     }
 
@@ -127,7 +153,7 @@ extension PasswordStore {
     /// that a failure shows none.
     private func recordHOTPCounter(_ key: OneTimePassword, _ counter: Int64) throws {
         guard let file = hotpLedgerFile else { return }
-        var ledger = readHOTPLedger(file)
+        var ledger = try readHOTPLedger(file)
         let id = try hotpLedgerID(key, salt: ledger.salt)
         ledger.counters[id] = max(counter, ledger.counters[id] ?? counter)
         var text = "salt \(Hex.upper(ledger.salt))\n"

@@ -142,13 +142,22 @@ enum InsertCommand {
         } catch let error as GPGError {
             standardError.line("Error: \(error.message)")
             throw Exit.die(aborted)
-        } catch let error as CofferError where error.code == .io && error.errno != nil {
+        } catch let error as CofferError
+            where error.code == .io && error.errno != nil
+            && writesEntry(error, invocation.store.entryPath(name))
+        {
             // What pass shows when gpg cannot write the file.
             let reason = error.errno!.description
             standardError.line("gpg: can't create '\(invocation.store.entryPath(name))': \(reason)")
             standardError.line("gpg: [stdin]: encryption failed: \(reason)")
             throw Exit.die(aborted)
         }
+    }
+
+    /// Whether `error` is about writing the entry at `path` (the file, or its folder, where its temporary
+    /// file goes), which pass shows as gpg's error; an error about another file keeps its own message.
+    private static func writesEntry(_ error: CofferError, _ path: String) -> Bool {
+        error.paths.isEmpty || error.paths.contains { $0 == path || $0 == path.parentPath }
     }
 
     /// Everything left on standard input, read into wiped memory. A read error (standard input a folder,
