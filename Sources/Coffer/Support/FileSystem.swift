@@ -88,7 +88,7 @@ package enum FileSystem {
     }
 
     /// The prefix that marks this program's temporary files (`.coffer-tmp-XXXX`).
-    static let temporaryMarker = ".coffer-tmp-"
+    package static let temporaryMarker = ".coffer-tmp-"
 
     package static func syncDirectory(_ path: String) {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

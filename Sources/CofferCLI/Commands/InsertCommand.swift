@@ -154,10 +154,16 @@ enum InsertCommand {
         }
     }
 
-    /// Whether `error` is about writing the entry at `path` (the file, or its folder, where its temporary
-    /// file goes), which pass shows as gpg's error; an error about another file keeps its own message.
+    /// Whether `error` is about writing the entry at `path` (the file, its folder, or the temporary file
+    /// in that folder that becomes the entry), which pass shows as gpg's error; an error about another
+    /// file keeps its own message.
     private static func writesEntry(_ error: CofferError, _ path: String) -> Bool {
-        error.paths.isEmpty || error.paths.contains { $0 == path || $0 == path.parentPath }
+        let folder = path.parentPath
+        return error.paths.isEmpty
+            || error.paths.contains {
+                $0 == path || $0 == folder
+                    || ($0.parentPath == folder && $0.lastPathPart.hasPrefix(FileSystem.temporaryMarker))
+            }
     }
 
     /// Everything left on standard input, read into wiped memory. A read error (standard input a folder,
