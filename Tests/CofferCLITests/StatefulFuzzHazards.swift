@@ -176,12 +176,15 @@ struct FuzzHazardRun {
             try TestProcess.check(["cp", "-a", sandbox.store, folder + "/"], environment: setup)
         }
         before = try FuzzStoreState.capture(store, environment: setup)
+        // Rendered as the twin's store is, "no store" included (`init ''` may remove the store), and with
+        // the twin's path in commit messages that name the store's folder (`init ''`'s "Deinitialize").
         let lines = { (root: String) throws -> [String] in
-            guard TestFiles.exists(root) else { return [] }
             var snapshot = StoreSnapshot(
                 root: root, temporary: temporary, environment: setup, before: { _ in nil },
                 decryptions: decryptions)
-            return try snapshot.render().filter { !$0.hasPrefix("left in TMPDIR") }
+            return try snapshot.render().filter { !$0.hasPrefix("left in TMPDIR") }.map {
+                $0.replacing(root + "/", with: sandbox.store + "/")
+            }
         }
         beforeLines = try lines(store)
         var environment = sandbox.commandEnvironment(operation.environment)
