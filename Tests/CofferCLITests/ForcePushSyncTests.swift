@@ -51,6 +51,46 @@ struct ForcePushSyncTests {
         }
     }
 
+    @Test(
+        "After a force-push, the advice for a binary entry both sides changed works; nothing dropped returns")
+    func keepOneVersionAfterForcePush() throws {
+        for (mode, side) in [("rebase", "--theirs"), ("merge", "--ours"), ("rebase", "--ours")] {
+            let clones = try SyncClones(entries: [("kept", "pw\n")])
+            try clones.git(clones.two, ["config", "coffer.syncmode", mode])
+            let binary = BinaryAndCounterSyncTests.binary
+            try clones.insert(clones.one, "keys/store", bytes: binary)
+            try clones.insert(clones.one, "purged", "leaked\n")
+            try clones.check(clones.one, ["sync"])
+            try clones.check(clones.two, ["sync"])
+            try clones.git(clones.one, ["reset", "--quiet", "--hard", "HEAD~1"])
+            let one = BinaryAndCounterSyncTests.changed(binary, "line one", "line 1")
+            try clones.insert(clones.one, "keys/store", bytes: one)
+            try clones.git(clones.one, ["push", "--quiet", "--force", "origin", "main"])
+            let two = BinaryAndCounterSyncTests.changed(binary, "line three", "line 3")
+            try clones.insert(clones.two, "keys/store", bytes: two)
+            let stopped = try clones.run(clones.two, ["sync"])
+            #expect(stopped.status == 1, "\(mode): \(stopped.outputText)")
+            #expect(stopped.errorText.contains("Keep one version"), "\(stopped.errorText)")
+            // The advice, followed once, is enough: sync does not stop on the same entry again.
+            _ = try clones.sandbox.run(["git", "-C", clones.two, "merge", "-q", "origin/main"])
+            try clones.git(clones.two, ["checkout", side, "--", "keys/store.gpg"])
+            try clones.git(clones.two, ["add", "keys/store.gpg"])
+            let synced = try clones.run(clones.two, ["sync"])
+            #expect(synced.status == 0, "\(mode) \(side): \(synced.errorText)")
+            #expect(try clones.decrypted(clones.two, "keys/store") == (side == "--ours" ? two : one))
+            #expect(try Self.remoteEntries(clones) == ["kept.gpg", "keys/store.gpg"])
+            #expect(!TestFiles.exists(clones.two + "/purged.gpg"), "\(mode) \(side)")
+            let pushedBack = try clones.sandbox.run([
+                "git", "-C", clones.remote, "log", "--format=%s", "main", "--", "purged.gpg",
+            ])
+            #expect(
+                pushedBack.outputText.isEmpty,
+                "the dropped commit is not pushed back: \(pushedBack.outputText)")
+            try clones.check(clones.one, ["sync"])
+            #expect(try clones.decrypted(clones.one, "keys/store") == (side == "--ours" ? two : one))
+        }
+    }
+
     @Test("A clone with nothing of its own takes the remote as it is now and pushes nothing")
     func withoutOwnCommits() throws {
         let clones = try Self.purged()

@@ -192,6 +192,10 @@ final class SyncModelRun {
     var valueCount = 0
     var reported: Set<String> = []
     var lastSync: [String] = Array(repeating: "", count: 3)
+    /// The advice a person is following on some clone ("Merge it by hand", "Keep one version"). The sync
+    /// that ends a merge by hand may give the other advice (a binary entry changed on both sides), but
+    /// the same advice again is a finding: following it again would recurse without end.
+    var followingAdvice: Set<String> = []
     private var recipientKeyIDs: [[String]: Set<String>] = [:]
     private var blobMarkers: [String: [String]] = [:]
     /// The hostile clone's own choices, apart from the honest ones: a seed without it runs as before.
@@ -943,10 +947,24 @@ final class SyncModelRun {
         baselines[clone] = after.markers
         settledHeads[clone] = state.head
         checkSettledFiles(clone, after)
-        if result.status != 0 && result.errorText.contains("Merge it by hand") {
-            try mergeByHand(clone, advice: result.errorText)
-        } else if result.status != 0 && result.errorText.contains("Keep one version") {
-            try keepOneVersion(clone, advice: result.errorText)
+        let advice = ["Merge it by hand", "Keep one version"].first { result.errorText.contains($0) }
+        if result.status != 0, let advice, followingAdvice.contains(advice) {
+            failOnce(
+                "advice-again " + name, "sync-advice-repeated",
+                "\(line) said \"\(advice)\" again right after \(name) followed that advice: "
+                    + result.errorText.lastLines + "\n    history there:\n"
+                    + ((try? checkGit([
+                        "-C", clonePath(clone), "log", "--graph", "--format=%h %s", "-n", "40", "HEAD",
+                        "refs/remotes/origin/main",
+                    ]).outputText) ?? ""))
+        } else if result.status != 0, let advice {
+            followingAdvice.insert(advice)
+            defer { followingAdvice.remove(advice) }
+            if advice == "Merge it by hand" {
+                try mergeByHand(clone, advice: result.errorText)
+            } else {
+                try keepOneVersion(clone, advice: result.errorText)
+            }
         }
         return result.status
     }

@@ -17,7 +17,7 @@ struct SyncModelTests {
     /// The seeds `make test` runs.
     static let fixedSeeds: [UInt64] = [
         7019, 7003, 6072, 7060, 802_990_158_119, 116, 428_430_876_222, 129_856_858_132, 1_096_216_358_055,
-        568_365_916_078,
+        568_365_916_078, 219_779_946_139,
     ]
 
     @Test(arguments: fixedSeeds)

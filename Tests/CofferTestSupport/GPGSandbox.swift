@@ -42,9 +42,10 @@ package final class GPGSandbox: @unchecked Sendable {
         try config.write(toFile: home + "/.gitconfig")
     }
 
+    /// Stops the agent and removes the sandbox, which `COFFER_TEST_KEEP=1` keeps, to look into a failure.
     deinit {
         _ = try? ChildProcess(["gpgconf", "--kill", "all"], environment: environmentList).run()
-        _ = try? ChildProcess(["rm", "-rf", directory]).run()
+        if getenv("COFFER_TEST_KEEP") == nil { _ = try? ChildProcess(["rm", "-rf", directory]).run() }
     }
 
     /// The environment for programs run in the sandbox.

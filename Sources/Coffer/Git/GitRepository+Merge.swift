@@ -26,6 +26,22 @@ extension GitRepository {
         return paths
     }
 
+    /// The mode and object of the file at `path` in `commit`, or `nil` when it holds no file there.
+    func file(_ path: String, in commit: String) throws -> (mode: String, object: String)? {
+        let output = try run(["ls-tree", "-z", "--full-tree", commit, "--", path]).standardOutput
+        for record in output.split(separator: 0) {
+            // MODE SP TYPE SP OBJECT TAB PATH
+            guard let tab = record.firstIndex(of: UInt8(ascii: "\t")),
+                String(decoding: record[(tab + 1)...], as: UTF8.self) == path
+            else { continue }
+            let fields = record[..<tab].split(separator: UInt8(ascii: " ")).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            if fields.count == 3 && fields[1] == "blob" { return (fields[0], fields[2]) }
+        }
+        return nil
+    }
+
     /// The bytes of a blob.
     func blob(_ object: String) throws -> [UInt8] {
         try run(["cat-file", "blob", object]).standardOutput
@@ -60,7 +76,6 @@ extension GitRepository {
         return staged.status == 1
     }
 
-    /// The tracked files that differ from HEAD in the index or the work tree.
     /// Whether `path` (a file or a folder) differs from HEAD in the work tree, untracked files included.
     package func hasChanges(_ path: String) throws -> Bool {
         !(try run(["status", "--porcelain", "-z", "--untracked-files=all", "--", pathspec(path)])
@@ -68,6 +83,7 @@ extension GitRepository {
             .isEmpty)
     }
 
+    /// The tracked files that differ from HEAD in the index or the work tree.
     func uncommittedChanges() throws -> [String] {
         let output = try run(["status", "--porcelain", "-z", "--untracked-files=no"]).standardOutput
         // Each record is `XY PATH`; a rename adds the old path as a record of its own.

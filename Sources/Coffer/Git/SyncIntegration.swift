@@ -72,6 +72,11 @@ struct SyncIntegration {
     /// Who the entries it re-encrypts may be encrypted to: never a key the user has not accepted for the
     /// folder an entry is in and for every folder it was written in, unless it could read it already.
     var policy: PasswordStore.AutomaticPolicy
+    /// A commit of this clone that merged the remote's commit by hand (as a stopped sync advised) while
+    /// the remote had dropped commits: the replay takes the person's version of every file both sides
+    /// changed, since that merge is where they chose it. A replay that stopped on the file again would
+    /// give the same advice for ever; a merge would push the dropped commits back.
+    var resolvedByHand: String?
 
     /// git with the entry merge driver switched off: coffer settles what git cannot merge itself.
     /// Directory renames are off: moving a folder's entries must never carry another folder's `.gpg-id`
@@ -110,6 +115,7 @@ struct SyncIntegration {
                 if history.own.isEmpty {
                     try repository.run(["reset", "--quiet", "--keep", upstreamCommit])
                 } else {
+                    if repository.isAncestor(upstreamCommit, of: original) { resolvedByHand = original }
                     try replay(history.own, onto: original)
                 }
             } else if base == original {
@@ -459,6 +465,19 @@ struct SyncIntegration {
                 if isEntry && base != nil { report.keptEdits.append(name) }
                 if isEntry && base == nil { report.keptRenames.append(name) }
             case (let local?, let remote?):
+                if let resolution = resolvedByHand, Self.rank(path) >= 2 {
+                    // The person's choice, from their merge by hand (never for recipients, which merge by key).
+                    let chosen = try repository.file(path, in: resolution)
+                    if let chosen, Self.isRegularFile(chosen.mode) {
+                        try write(repository.blob(chosen.object), to: file, mode: chosen.mode)
+                        added.append(path)
+                        continue
+                    } else if chosen == nil {
+                        unlink(file)
+                        removed.append(path)
+                        continue
+                    }
+                }
                 guard Self.isRegularFile(local.mode), Self.isRegularFile(remote.mode) else {
                     throw cannotMerge(path, "it is a link or a submodule on one side", advice: .byHand)
                 }
