@@ -174,9 +174,12 @@ extension SyncModelRun {
         let name = Self.cloneNames[clone]
         figures.manualMerges += 1
         let sign = signed ? ["-S"] : []
-        try shell(
-            command(clone, "git", ["merge", "--no-edit"] + sign + ["origin/main"]) + " 2>/dev/null",
-            comment: "\(name) merges by hand to keep one version")
+        // Met while sync finished a merge by hand, the merge is under way already, as the advice says.
+        if advice.contains("git merge ") {
+            try shell(
+                command(clone, "git", ["merge", "--no-edit"] + sign + ["origin/main"]) + " 2>/dev/null",
+                comment: "\(name) merges by hand to keep one version")
+        }
         let unmerged = try checkGit(["-C", clonePath(clone), "diff", "--name-only", "-z", "--diff-filter=U"])
             .standardOutput.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
         let store = sandbox.store(root: clonePath(clone))

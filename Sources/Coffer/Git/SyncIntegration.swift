@@ -834,8 +834,10 @@ struct SyncIntegration {
                 others.isEmpty
                 ? ""
                 : ", fix \(Self.list(others.map(Quoting.quoted))) and git add \(others.count == 1 ? "it" : "them")"
+            // Met while finishing a merge a person began, the merge is under way already.
+            let merge = upstream == "MERGE_HEAD" ? "" : "git merge \(upstream), then "
             what =
-                "Keep one version: in the store, git merge \(upstream), then git checkout --ours (or --theirs) -- "
+                "Keep one version: in the store, \(merge)git checkout --ours (or --theirs) -- "
                 + "\(Quoting.quoted(path)) and git add it\(fix); then sync again."
         case .decryptElsewhere(let folder):
             what = "Only a recipient of \(folder) can merge it: ask one to sync, then sync again."
