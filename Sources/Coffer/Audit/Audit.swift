@@ -368,7 +368,7 @@ public struct Audit: Sendable {
                 // A version this keyring cannot read (encrypted for a key given up since, or not an entry
                 // at all) ends what the history can tell: the password is as old as the versions after it.
                 let ciphertext = try repository.blob(version.blob)
-                guard let plaintext = try? engine.decrypt(ciphertext) else { break }
+                guard let plaintext = try engine.decryptUnlessUnreadable(ciphertext) else { break }
                 same = firstLine(plaintext).constantTimeEquals(password)
                 known[version.blob] = same
             }

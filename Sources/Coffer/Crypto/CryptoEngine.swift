@@ -127,6 +127,17 @@ public struct KeyInfo: Sendable, Equatable {
 }
 
 extension CryptoEngine {
+    /// `ciphertext` decrypted, or `nil` when this keyring holds no key for it or it is not OpenPGP: then
+    /// there is nothing to read in it. Any other failure (the agent, a passphrase) is thrown, so that a
+    /// caller that could not read it does not act as if there were nothing to read.
+    package func decryptUnlessUnreadable(_ ciphertext: [UInt8]) throws -> SecureBytes? {
+        do {
+            return try decrypt(ciphertext)
+        } catch let error as GPGError where error.kind == .noSecretKey || error.kind == .corruptData {
+            return nil
+        }
+    }
+
     /// Decrypts the OpenPGP message in the file at `path`.
     public func decrypt(fileAt path: String) throws -> SecureBytes {
         try decrypt(FileSystem.readFile(path))

@@ -82,8 +82,8 @@ extension PasswordStore {
             let path = repository.directory + "/" + change.path
             guard path.isPath(inside: root), FileSystem.isFile(path),
                 let old = try repository.contents(of: change.path, at: before),
-                let oldText = try decryptUnlessUnreadable(old),
-                let newText = try decryptUnlessUnreadable(try FileSystem.readFile(path)),
+                let oldText = try engine.decryptUnlessUnreadable(old),
+                let newText = try engine.decryptUnlessUnreadable(try FileSystem.readFile(path)),
                 let oldURI = oldText.withUnsafeBytes({ OneTimePassword.uri(in: $0) }),
                 let newURI = newText.withUnsafeBytes({ OneTimePassword.uri(in: $0) }),
                 let oldKey = try? OneTimePassword(uri: oldURI),
@@ -104,17 +104,6 @@ extension PasswordStore {
             kept.append(name)
         }
         return kept
-    }
-
-    /// `ciphertext` decrypted, or `nil` when this clone holds no key for it or it is not OpenPGP: then
-    /// there is no counter to compare. Any other failure (the agent, a passphrase) is thrown, so that a
-    /// sync that could not check the counters does not say it did.
-    private func decryptUnlessUnreadable(_ ciphertext: [UInt8]) throws -> SecureBytes? {
-        do {
-            return try engine.decrypt(ciphertext)
-        } catch let error as GPGError where error.kind == .noSecretKey || error.kind == .corruptData {
-            return nil
-        }
     }
 
     /// Takes the next counter of the HOTP `key`: one past its own, or past the highest this clone took for
