@@ -77,6 +77,56 @@ struct BinaryAndCounterSyncTests {
     }
 
     @Test(
+        "Merge by hand for a plain file names a binary entry both sides changed; its advice finishes the sync"
+    )
+    func mergeByHandNamesBinaryEntry() throws {
+        for mode in ["rebase", "merge"] {
+            let clones = try SyncClones(entries: [("x", "x\n")])
+            try clones.git(clones.two, ["config", "coffer.syncmode", mode])
+            try clones.insert(clones.one, "keys/store", bytes: Self.binary)
+            try FileSystem.atomicWrite(clones.one + "/notes.txt", bytes: Array("base\n".utf8), mode: 0o644)
+            try clones.git(clones.one, ["add", "notes.txt"])
+            try clones.git(clones.one, ["commit", "-q", "-m", "notes"])
+            try clones.check(clones.one, ["sync"])
+            try clones.check(clones.two, ["sync"])
+            let one = Self.changed(Self.binary, "line one", "line 1")
+            // The plain file first, in a commit of its own: a rebase meets it before the entry.
+            for (store, bytes, note) in [
+                (clones.one, one, "one\n"), (clones.two, Self.binary + [0], "two\n"),
+            ] {
+                try FileSystem.atomicWrite(store + "/notes.txt", bytes: Array(note.utf8), mode: 0o644)
+                try clones.git(store, ["commit", "-q", "-am", "notes"])
+                try clones.insert(store, "keys/store", bytes: bytes)
+            }
+            try clones.check(clones.one, ["sync"])
+            let stopped = try clones.run(clones.two, ["sync"])
+            #expect(stopped.status == 1, "\(mode)")
+            #expect(stopped.errorText.split(separator: "\n").count == 1, "\(stopped.errorText)")
+            #expect(stopped.errorText.contains("fix notes.txt"), "\(mode): \(stopped.errorText)")
+            // A rebase stops at the plain file, a merge at the entry: either way both are named.
+            let advice =
+                mode == "rebase"
+                ? "Merge it by hand: in the store, git merge refs/remotes/origin/main, fix notes.txt and git add it, "
+                    + "keep one version of keys/store.gpg"
+                : "Keep one version: in the store, git merge refs/remotes/origin/main, then git checkout --ours "
+                    + "(or --theirs) -- keys/store.gpg"
+            #expect(stopped.errorText.contains(advice), "\(mode): \(stopped.errorText)")
+            #expect(try clones.isClean(clones.two))
+            // Everything the advice says, in one merge.
+            _ = try clones.sandbox.run(["git", "-C", clones.two, "merge", "-q", "refs/remotes/origin/main"])
+            try FileSystem.atomicWrite(
+                clones.two + "/notes.txt", bytes: Array("one\ntwo\n".utf8), mode: 0o644)
+            try clones.git(clones.two, ["checkout", "--theirs", "--", "keys/store.gpg"])
+            try clones.git(clones.two, ["add", "notes.txt", "keys/store.gpg"])
+            try clones.check(clones.two, ["sync"])
+            #expect(try clones.decrypted(clones.two, "keys/store") == one, "\(mode)")
+            #expect(try clones.isClean(clones.two))
+            try clones.check(clones.one, ["sync"])
+            #expect(try clones.git(clones.one, ["show", "HEAD:notes.txt"]) == "one\ntwo", "\(mode)")
+        }
+    }
+
+    @Test(
         "git pull by hand runs the merge driver: a binary entry changed on both sides is left unmerged, as it was"
     )
     func mergeDriverLeavesBinaryUnmerged() throws {

@@ -548,6 +548,33 @@ struct SharedStoreTests {
         #expect(try team.uncommitted().isEmpty)
     }
 
+    @Test("a link a pusher adds in a folder Alice renamed stays a link through her merge by hand")
+    func pushedLinkMovedByDirectoryRename() throws {
+        let team = try Team()
+        defer { team.stop() }
+        // Alice renames web/ and has not pushed; Mallory adds a link in the old folder.
+        try team.alice.tool(["git", "-C", team.store, "mv", "web", "site"]).succeeded("git mv")
+        try team.alice.tool(["git", "-C", team.store, "commit", "-q", "-m", "rename"]).succeeded("git commit")
+        try team.malloryPushes("shortcut") { clone in
+            guard symlink("../shared/wifi.gpg", clone + "/web/link.gpg") == 0 else {
+                throw SandboxError("symlink")
+            }
+        }
+        // git's directory rename detection leaves the link to Alice at site/link.gpg.
+        try team.alice.tool(["git", "-C", team.store, "fetch", "-q"]).succeeded("git fetch")
+        let merged = try team.alice.tool(["git", "-C", team.store, "merge", "--no-edit", "origin/main"])
+        #expect(merged.status != 0, "\(merged.outputText)")
+        try team.check(["sync"])
+        #expect(
+            FileSystem.kind(team.store + "/site/link.gpg") == .symlink, "a link, not its target as a file")
+        let target = try team.alice.tool(["readlink", team.store + "/site/link.gpg"]).outputText
+        #expect(target == "../shared/wifi.gpg")
+        #expect(try team.uncommitted().isEmpty)
+        let mode = try team.alice.tool(["git", "-C", team.store, "ls-files", "-s", "site/link.gpg"])
+            .outputText
+        #expect(mode.hasPrefix("120000 "), "\(mode)")
+    }
+
     @Test("a fresh clone accepts the recipients it finds once, and says so")
     func cloneNamesWhatItAccepts() throws {
         let team = try Team()

@@ -918,8 +918,9 @@ final class SyncModelRun {
             }
         }
         // A sync that stops saying it changed nothing has changed nothing.
+        // A merge by hand under way before (the person's) may still be under way.
         if result.status != 0 && result.errorText.contains("Nothing was changed")
-            && (!state.settled || state.head != headBefore)
+            && ((settledBefore && !state.settled) || state.head != headBefore)
         {
             failOnce(
                 "stop-changed", "sync-stop-changed",
@@ -992,6 +993,9 @@ final class SyncModelRun {
                 "sync stopped on \(name) but did not name \(path), which a merge by hand leaves unmerged")
         }
         try keepBothSides(clone, of: unmerged.filter { !$0.hasSuffix(".gpg") })
+        // Entries that are not text and that both sides changed: the advice names them, and the person
+        // keeps one version of each in the same merge.
+        try keepOneSide(clone, of: unmerged.filter { $0.hasSuffix(".gpg") && advice.contains($0) })
         // Then sync again, which settles the entries, commits the merge and pushes it.
         let finished = try sync(clone, mayKill: false, style: "path")
         // Finished means merged, committed and pushed; exit 1 is right when an entry keeps a conflict

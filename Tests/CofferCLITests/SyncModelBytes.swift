@@ -182,6 +182,28 @@ extension SyncModelRun {
         }
         let unmerged = try checkGit(["-C", clonePath(clone), "diff", "--name-only", "-z", "--diff-filter=U"])
             .standardOutput.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        try keepOneSide(clone, of: unmerged)
+        // The files that are not entries the same merge leaves, as the advice names them.
+        let files = unmerged.filter { !$0.hasSuffix(".gpg") }
+        for path in files where !advice.contains(path) {
+            failOnce(
+                "keep-unnamed " + path, "sync-stop-unnamed-path",
+                "sync stopped on \(name) but did not name \(path), which the merge by hand leaves unmerged")
+        }
+        try keepBothSides(clone, of: files)
+        let finished = try sync(clone, mayKill: false, style: "path")
+        if finished != 0 && !lastSync[clone].contains("both sides changed the same field") {
+            fail(
+                "keep-one-version-not-finished",
+                "sync after keeping one version on \(name) exited \(finished)")
+        }
+    }
+
+    /// Keeps one side, picked at random, of each entry that is not text among `paths` (unmerged), and
+    /// `git add`s it; the markers only the other side held are destroyed by that person, not lost.
+    func keepOneSide(_ clone: Int, of paths: [String]) throws {
+        let name = Self.cloneNames[clone]
+        let unmerged = paths
         let store = sandbox.store(root: clonePath(clone))
         for path in unmerged {
             guard path.hasSuffix(".gpg"), Self.binaryNames.contains(String(path.dropLast(4))) else {
@@ -201,20 +223,6 @@ extension SyncModelRun {
                 command(clone, "git", ["checkout", side, "--", path]),
                 comment: "\(name) keeps \(side) of \(path)")
             try shell(command(clone, "git", ["add", "--", path]))
-        }
-        // The files that are not entries the same merge leaves, as the advice names them.
-        let files = unmerged.filter { !$0.hasSuffix(".gpg") }
-        for path in files where !advice.contains(path) {
-            failOnce(
-                "keep-unnamed " + path, "sync-stop-unnamed-path",
-                "sync stopped on \(name) but did not name \(path), which the merge by hand leaves unmerged")
-        }
-        try keepBothSides(clone, of: files)
-        let finished = try sync(clone, mayKill: false, style: "path")
-        if finished != 0 && !lastSync[clone].contains("both sides changed the same field") {
-            fail(
-                "keep-one-version-not-finished",
-                "sync after keeping one version on \(name) exited \(finished)")
         }
     }
 }

@@ -459,8 +459,15 @@ struct SyncIntegration {
                     removed.append(path)
                     continue
                 }
-                // A name only one side has (a rename the other side renamed elsewhere) is kept.
-                try write(repository.blob(kept.object), to: file, mode: kept.mode)
+                // A name only one side has (a rename the other side renamed elsewhere) is kept, a link
+                // as a link (git's directory renames move links too).
+                if kept.mode == "120000" {
+                    try writeLink(repository.blob(kept.object), to: file, path: path)
+                } else if Self.isRegularFile(kept.mode) {
+                    try write(repository.blob(kept.object), to: file, mode: kept.mode)
+                } else {
+                    throw cannotMerge(path, "it is a submodule on one side", advice: .byHand)
+                }
                 added.append(path)
                 if isEntry && base != nil { report.keptEdits.append(name) }
                 if isEntry && base == nil { report.keptRenames.append(name) }
@@ -635,6 +642,22 @@ struct SyncIntegration {
         try FileSystem.makeDirectories(FileSystem.parent(of: file), mode: store.configuration.folderMode)
         let executable: mode_t = mode == "100755" ? 0o111 & ~store.configuration.umask : 0
         try FileSystem.atomicWrite(file, bytes: bytes, mode: store.configuration.fileMode | executable)
+    }
+
+    /// Puts a link git keeps (mode `120000`, its target as the blob) into the work tree, as a checkout
+    /// would. Whether coffer reads through it is decided where links are read, not here.
+    private func writeLink(_ target: [UInt8], to file: String, path: String) throws {
+        let folder = FileSystem.parent(of: file)
+        try store.checkInsideStore(folder)
+        guard !target.isEmpty, !target.contains(0) else {
+            throw cannotMerge(path, "it is a link with no target", advice: .byHand)
+        }
+        try FileSystem.makeDirectories(folder, mode: store.configuration.folderMode)
+        if FileSystem.kind(file) != .missing && FileSystem.kind(file) != .directory { unlink(file) }
+        let made = (target.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer {
+            symlink($0.baseAddress!, file)
+        }
+        guard made == 0 else { throw FileSystem.error("cannot create the link", file) }
     }
 
     /// Merges an entry changed on both sides, field by field, and encrypts it for its recipients.
@@ -812,15 +835,56 @@ struct SyncIntegration {
         }
     }
 
+    /// The entries `git merge` of the remote's commit would leave to a person: changed on both sides and
+    /// not text, so that neither the merge driver nor sync can merge them. Entries this clone cannot
+    /// read are left out: sync names them itself.
+    private func entriesToKeepOneOf() -> [String] {
+        guard
+            let output = try? repository.runUnchecked([
+                "merge-tree", "--write-tree", "--no-messages", "-z", "refs/heads/" + branch, upstreamCommit,
+            ]), output.status == 1
+        else { return [] }
+        var stages: [String: [Int: String]] = [:]
+        for record in output.standardOutput.split(separator: 0).dropFirst() {
+            // MODE SP OBJECT SP STAGE TAB PATH
+            guard let tab = record.firstIndex(of: UInt8(ascii: "\t")) else { continue }
+            let fields = record[..<tab].split(separator: UInt8(ascii: " ")).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            let path = String(decoding: record[(tab + 1)...], as: UTF8.self)
+            guard fields.count == 3, let stage = Int(fields[2]), path.hasSuffix(".gpg") else { continue }
+            stages[path, default: [:]][stage] = fields[1]
+        }
+        func text(_ object: String?) -> SecureBytes? {
+            guard let object else { return SecureBytes([]) }
+            guard let bytes = try? repository.blob(object) else { return nil }
+            return bytes.isEmpty ? SecureBytes([]) : try? store.engine.decrypt(bytes)
+        }
+        return stages.keys.sorted().filter { path in
+            guard let versions = stages[path], versions[2] != nil, versions[3] != nil,
+                let ours = text(versions[2]), let theirs = text(versions[3])
+            else { return false }
+            let base = text(versions[1]) ?? SecureBytes([])
+            return PasswordStore.mergedText(base: base, ours: ours, theirs: theirs).isUnmergeable
+        }
+    }
+
     private func cannotMerge(_ path: String, _ reason: String, advice: Advice) -> CofferError {
         let what: String
         switch advice {
         case .byHand:
-            // Every file the same merge leaves to a person, not only the first one found.
+            // Every file the same merge leaves to a person, not only the first one found, and the entries
+            // that are not text both sides changed, whose version the person keeps in the same merge.
             let files = [path] + conflictsOfPlainMerge().filter { $0 != path && !$0.hasSuffix(".gpg") }
+            let entries = entriesToKeepOneOf().filter { $0 != path }
+            let keep =
+                entries.isEmpty
+                ? ""
+                : ", keep one version of \(Self.list(entries.map(Quoting.quoted))) (git checkout --ours "
+                    + "(or --theirs) -- \(entries.count == 1 ? "it" : "each") and git add it)"
             what =
                 "Merge it by hand: in the store, git merge \(upstream), fix \(Self.list(files.map(Quoting.quoted))) and git add "
-                + "\(files.count == 1 ? "it" : "them"); then sync again, which merges the entries and commits."
+                + "\(files.count == 1 ? "it" : "them")\(keep); then sync again, which merges the entries and commits."
         case .importKey:
             what = "Import the missing public key (gpg --import) or fix the .gpg-id, then sync again."
         case .acceptKey:
