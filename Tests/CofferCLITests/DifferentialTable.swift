@@ -586,7 +586,10 @@ enum DifferentialTable {
         make("edit.editor-fails-unchanged", basic, ["edit", "bank"], environment: editor("edit-fail")),
         make(
             "edit.editor-fails-after-change", basicGit, ["edit", "bank"],
-            environment: editor("edit-change-then-fail")),
+            environment: editor("edit-change-then-fail"),
+            deliberate:
+                "an editor that exits non-zero saves nothing (exit 1, one line); pass encrypts and commits "
+                + "whatever the failed editor left in the file"),
         make("edit.editor-deletes-file", basic, ["edit", "bank"], environment: editor("edit-delete")),
         make("edit.new-entry-not-written", basic, ["edit", "new"], environment: editor("edit-nothing")),
         make("edit.temporary-file", basic, ["edit", "email/work"], environment: editor("edit-report")),

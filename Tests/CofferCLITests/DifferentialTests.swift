@@ -55,7 +55,7 @@ struct DifferentialTests {
             #expect(scenarios.contains { $0.arguments.first == command }, "no scenario runs \(command)")
         }
         let deliberate = scenarios.filter { $0.deliberate != nil }
-        #expect(deliberate.count <= 9, "deliberate differences must stay very few")
+        #expect(deliberate.count <= 10, "deliberate differences must stay very few")
         #expect(scenarios.contains { if case .terminal = $0.input { true } else { false } })
         #expect(scenarios.contains { $0.locales.contains(.c) })
     }

@@ -120,12 +120,20 @@ struct EditPlaintextTests {
     @Test("After the editor fails, with and without changing the file")
     func afterEditorFails() async throws {
         for editor in ["edit-change-fail", "edit-fail"] {
-            let (result, traces) = try await BlockingGate.shared.run {
+            let (result, traces, stored, before) = try await BlockingGate.shared.run {
                 let context = try Context()
-                return (try context.edit(with: editor), try context.traces())
+                let before = try context.stored()
+                return (try context.edit(with: editor), try context.traces(), try context.stored(), before)
             }
             #expect(!result.timedOut, "\(editor)")
             #expect(traces == [], "\(editor)")
+            // What a failed editor left is not saved: one line, exit 1, the entry as it was.
+            #expect(result.status == 1, "\(editor): \(result.errorText)")
+            #expect(stored == before, "\(editor)")
+            #expect(result.errorText.split(separator: "\n").count == 1, "\(editor): \(result.errorText)")
+            if editor == "edit-change-fail" {
+                #expect(result.errorText.contains("the editor exited with status 1"), "\(result.errorText)")
+            }
         }
     }
 

@@ -40,18 +40,24 @@ struct HostileInputTests {
         }
     }
 
-    @Test("insert -m whose standard input cannot be read replaces nothing and exits 1")
+    @Test("insert -m or -e whose standard input cannot be read replaces nothing and exits 1")
     func unreadableInput() throws {
         let installed = try InstalledAsPass(entries: ["victim": "kept\n"])
         let head = try installed.git(["rev-parse", "HEAD"])
-        for redirection in ["< /", "0>/dev/null"] {
-            let output = try Self.run(installed, ["insert", "-m", "-f", "victim"], redirection)
-            #expect(output.status == 1, "\(redirection)")
-            #expect(output.errorText.contains("cannot read standard input"), "\(output.errorText)")
-            #expect(try installed.decrypted("victim") == "kept\n", "\(redirection)")
+        for redirection in ["< /", "0>/dev/null", "<&-"] {
+            for flag in ["-m", "-e"] {
+                let output = try Self.run(installed, ["insert", flag, "-f", "victim"], redirection)
+                #expect(output.status == 1, "\(flag) \(redirection)")
+                #expect(output.errorText.contains("cannot read standard input"), "\(output.errorText)")
+                #expect(try installed.decrypted("victim") == "kept\n", "\(flag) \(redirection)")
+            }
         }
         #expect(try installed.git(["rev-parse", "HEAD"]) == head)
         #expect(try installed.uncommitted().isEmpty)
+        // The end of the input is no error: as pass, insert -e then stores an empty password.
+        let ended = try Self.run(installed, ["insert", "-e", "-f", "victim"], "< /dev/null")
+        #expect(ended.status == 0, "\(ended.errorText)")
+        #expect(try installed.decrypted("victim") == "\n")
     }
 
     @Test("generate refuses a character set with control characters, as pass fails on a newline")

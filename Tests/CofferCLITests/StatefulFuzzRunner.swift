@@ -277,6 +277,10 @@ enum FuzzTolerance {
                     in: step.git && step.hadStrayChanges
                         ? ["stdout", "stderr", "git"] : ["stdout", "stderr"])
         },
+        Rule(name: "an editor that fails saves nothing") { step in
+            step.operation.arguments.first == "edit" && step.pass.status == 0 && step.coffer.status == 1
+                && step.coffer.errorText.contains("is not saved") && step.cofferChangedNothing
+        },
         Rule(name: "`cp` of a folder into itself is refused") { step in
             let names = step.trimmedNames
             guard step.operation.arguments.first.map({ ["cp", "copy"].contains($0) }) == true,

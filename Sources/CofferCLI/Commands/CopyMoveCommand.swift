@@ -40,7 +40,7 @@ enum CopyMoveCommand {
             interactive
             ? { target in
                 standardError.write("\(tool): overwrite \(CoreutilsMessages.quote(target))? ")
-                let answer = Terminal.readLine()?.line.bytes ?? []
+                let answer = ((try? Terminal.readLine()) ?? nil)?.line.bytes ?? []
                 return answer.first == UInt8(ascii: "y") || answer.first == UInt8(ascii: "Y")
             } : nil
         invocation.warnAboutUnappliedGPGOptions()

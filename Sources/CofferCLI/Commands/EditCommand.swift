@@ -50,12 +50,18 @@ enum EditCommand {
         }
         let action = original == nil ? "Add" : "Edit"
 
-        runEditor(on: file, folder, invocation)
+        let status = runEditor(on: file, folder, invocation)
         if folder.mustStop { return }
 
         guard let edited = readFile(file) else { throw Exit.die("New password not saved.") }
         if let original, original.plaintext.constantTimeEquals(edited) {
             throw Exit.die("Password unchanged.")
+        }
+        // An editor that failed may have left half its text (a full /dev/shm, vim's :cq); pass saves it.
+        if status != 0 {
+            throw Exit.die(
+                "Error: the editor exited with status \(status), so the edit of \(Quoting.quoted(path)) is not "
+                    + "saved.")
         }
         let message = "\(action) password for \(path) using \(invocation.editorName)."
         while true {
@@ -80,12 +86,11 @@ enum EditCommand {
     }
 
     /// Runs `${EDITOR:-editor} FILE` (`vi` when there is no `editor`) attached to the terminal and
-    /// returns its status.
+    /// returns its status (127 when it cannot be started).
     ///
     /// As git runs it: a value with shell syntax (quotes, `$`, `;`, ...) or a shell builtin such as `:`
     /// runs through `/bin/sh -c 'EDITOR "$@"'`; otherwise it is split into words and run directly, as
     /// pass's unquoted `$EDITOR` is.
-    @discardableResult
     private static func runEditor(on file: String, _ folder: SecureTemporaryFolder, _ invocation: Invocation)
         -> Int32
     {

@@ -56,6 +56,7 @@ enum InsertCommand {
             contents = SecureBytes(password.bytes + [10])
         } else {
             let line = Terminal.bashRead(prompt: "Enter password for \(path): ", lineEditing: true)
+            if let failure = line.failure { try stopOnReadFailure(failure) }
             contents = SecureBytes(line.value.bytes + [10])
         }
         try write(path, contents, invocation, message: "Add given password for \(path) to store.")
@@ -173,9 +174,14 @@ enum InsertCommand {
         do {
             return try SystemCall.readAllSecret(0)
         } catch {
-            let reason = (error as? CofferError)?.errno?.description ?? "\(error)"
-            standardError.line("Error: cannot read standard input: \(reason)")
-            throw Exit.die("Password encryption aborted.")
+            try stopOnReadFailure(error)
         }
+    }
+
+    /// Stops the command after standard input could not be read, as `readAll` does.
+    static func stopOnReadFailure(_ error: any Error) throws -> Never {
+        let reason = (error as? CofferError)?.errno?.description ?? "\(error)"
+        standardError.line("Error: cannot read standard input: \(reason)")
+        throw Exit.die("Password encryption aborted.")
     }
 }

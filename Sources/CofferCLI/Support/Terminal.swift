@@ -14,14 +14,15 @@ enum Terminal {
     ///
     /// Returns the line without its newline (NUL bytes dropped, as bash does) and whether a newline ended
     /// it; `nil` when standard input is already at its end.
-    static func readLine() -> (line: SecureBytes, terminated: Bool)? {
+    static func readLine() throws -> (line: SecureBytes, terminated: Bool)? {
         // The line grows in wiped memory: a growing array would free unwiped copies as it moves.
         let line = SecureByteSink(capacity: 256)
         var byte: UInt8 = 0
         defer { byte = 0 }
         var sawAnything = false
         while true {
-            let count = (try? withUnsafeMutableBytes(of: &byte) { try SystemCall.read(0, into: $0) }) ?? 0
+            // A read error (standard input a folder, or closed) is not the end of the input.
+            let count = try withUnsafeMutableBytes(of: &byte) { try SystemCall.read(0, into: $0) }
             if count == 0 { break }
             sawAnything = true
             if byte == UInt8(ascii: "\n") { return (line.finish(), true) }
@@ -56,7 +57,7 @@ enum Terminal {
     /// With `lineEditing` (`read -e`), the bracketed-paste switches readline writes around the line on a
     /// capable terminal are written too.
     static func bashRead(prompt: String, hidden: Bool = false, lineEditing: Bool = false) -> (
-        value: SecureBytes, succeeded: Bool
+        value: SecureBytes, succeeded: Bool, failure: (any Error)?
     ) {
         let interactive = isTerminal(0)
         let term = getenv("TERM").map { String(cString: $0) } ?? ""
@@ -74,13 +75,20 @@ enum Terminal {
             installRestoreHandlers()
             tcsetattr(0, TCSAFLUSH, &quiet)
         }
-        let result = readLine()
+        let result: (line: SecureBytes, terminated: Bool)?
+        var failure: (any Error)?
+        do {
+            result = try readLine()
+        } catch {
+            result = nil
+            failure = error
+        }
         if echoOff {
             tcsetattr(0, TCSAFLUSH, &saved)
             echoRestorePending = 0
         }
-        guard let result else { return (SecureBytes([]), false) }
-        return (trimBlanks(result.line), result.terminated)
+        guard let result else { return (SecureBytes([]), false, failure) }
+        return (trimBlanks(result.line), result.terminated, nil)
     }
 
     /// pass's `yesno`: yes without asking when standard input is not a terminal; otherwise asks
