@@ -262,6 +262,59 @@ struct BinaryAndCounterSyncTests {
         #expect(try clones.git(third, ["status", "--porcelain"]) == "")
     }
 
+    @Test(
+        "A rollback in the same sync as the counter's rise, or under another name, still gives no code twice")
+    func rollbackInOneSyncOrRenamed() throws {
+        let uri = "otpauth://hotp/Bank:me?secret=\(Self.secret)"
+        for how in ["same sync", "renamed", "copied"] {
+            let clones = try SyncClones(entries: [("bank", "pw\n\(uri)&counter=0\n")])
+            let third = clones.sandbox.directory + "/three"
+            try clones.check(third, ["clone", "file://" + clones.remote, "--path", third])
+            var handedOut: [String] = []
+            for _ in 0..<3 {
+                let result = try clones.check(clones.one, ["otp", "bank"])
+                handedOut.append(String(result.outputText.split(separator: "\n").last ?? ""))
+            }
+            try clones.check(clones.one, ["sync"])
+            // The third clone saw counter 3 before a renamed or copied rollback, not before one in the same sync.
+            if how != "same sync" { try clones.check(third, ["sync"]) }
+            // The pusher (clone two) puts the first ciphertext back with plain git.
+            try clones.check(clones.two, ["sync"])
+            let first =
+                try clones.git(
+                    clones.two, ["log", "--diff-filter=A", "--format=%H", "--", "bank.gpg"]
+                ).split(separator: "\n").last.map(String.init) ?? ""
+            let name = how == "same sync" ? "bank" : "bank-copy"
+            if how == "renamed" { try clones.git(clones.two, ["rm", "-q", "bank.gpg"]) }
+            let old = try clones.sandbox.run([
+                "git", "-C", clones.two, "cat-file", "blob", "\(first):bank.gpg",
+            ])
+            #expect(old.status == 0 && !old.standardOutput.isEmpty)
+            try FileSystem.atomicWrite(clones.two + "/\(name).gpg", bytes: old.standardOutput, mode: 0o600)
+            try clones.git(clones.two, ["add", "\(name).gpg"])
+            try clones.git(clones.two, ["commit", "-q", "-m", "tidy"])
+            try clones.git(clones.two, ["push", "-q", "origin", "HEAD:main"])
+            let synced = try clones.check(third, ["sync"])
+            // A copy beside the entry it was taken from is left as it came; the counter the clone saw
+            // for its secret is where otp moves on from.
+            if how != "copied" {
+                #expect(
+                    synced.outputText.contains("Kept the HOTP counter of \(name)"),
+                    "\(how): \(synced.outputText)")
+            }
+            for index in 0..<2 {
+                let result = try clones.check(third, ["otp", name])
+                handedOut.append(String(result.outputText.split(separator: "\n").last ?? ""))
+                if how == "copied" && index == 0 {
+                    #expect(result.errorText.contains("moving on from 3"), "\(result.errorText)")
+                }
+            }
+            #expect(
+                Set(handedOut).count == handedOut.count, "\(how): a code was handed out twice: \(handedOut)")
+            #expect(try clones.git(third, ["status", "--porcelain"]) == "")
+        }
+    }
+
     @Test("otp refuses an entry holding a conflict, with one line, and writes nothing")
     func otpRefusesConflict() throws {
         let clones = try SyncClones(entries: [

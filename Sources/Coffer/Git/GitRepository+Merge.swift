@@ -62,6 +62,45 @@ extension GitRepository {
         return result
     }
 
+    /// Every version of a file the commits reachable from `new` and not from `old` wrote or replaced
+    /// (`git log --raw`, merges left out: what they write is at their tip, or replaced later): its path
+    /// relative to the top of the work tree and the objects before and after each change.
+    func fileVersions(since old: String, to new: String) throws -> [(path: String, objects: [String])] {
+        let output = try run([
+            "log", "--format=", "--raw", "-z", "--no-renames", "--no-abbrev", "\(old)..\(new)", "--",
+        ]).standardOutput
+        let fields = output.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        var result: [(String, [String])] = []
+        var index = 0
+        while index + 1 < fields.count {
+            // `:MODE MODE OBJECT OBJECT STATUS`, then the path.
+            let meta = fields[index].split(separator: " ")
+            guard fields[index].hasPrefix(":"), meta.count >= 5 else {
+                index += 1
+                continue
+            }
+            let objects = [meta[2], meta[3]].map(String.init).filter { $0.contains { $0 != "0" } }
+            result.append((fields[index + 1], objects))
+            index += 2
+        }
+        return result
+    }
+
+    /// The object of every file in `revision`'s tree, by path relative to the top of the work tree.
+    func treeObjects(at revision: String) throws -> [String: String] {
+        let output = try run(["ls-tree", "-r", "-z", "--full-tree", revision]).standardOutput
+        var objects: [String: String] = [:]
+        for record in output.split(separator: 0) {
+            // MODE SP TYPE SP OBJECT TAB PATH
+            guard let tab = record.firstIndex(of: UInt8(ascii: "\t")) else { continue }
+            let fields = record[..<tab].split(separator: UInt8(ascii: " "))
+            guard fields.count == 3, fields[1].elementsEqual("blob".utf8) else { continue }
+            objects[String(decoding: record[(tab + 1)...], as: UTF8.self)] = String(
+                decoding: fields[2], as: UTF8.self)
+        }
+        return objects
+    }
+
     /// The branch HEAD is on (`main`), or `nil` on a detached HEAD.
     func currentBranch() -> String? {
         guard let output = try? runUnchecked(["symbolic-ref", "-q", "--short", "HEAD"]), output.status == 0

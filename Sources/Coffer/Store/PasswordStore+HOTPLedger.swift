@@ -72,36 +72,63 @@ extension PasswordStore {
         return mac.withUnsafeBytes { Hex.upper(Array($0)) }
     }
 
-    /// After a sync brought changes since `before`: an entry whose HOTP counter came back lower than this
-    /// clone had it (the same secret, on a clone that may never have used it), by a push or a merge, keeps
-    /// the counter it had, committed. Returns the entries so kept.
+    /// After a sync brought changes since `before`: an HOTP entry whose counter is now lower than the
+    /// highest one for the same secret among the versions this clone had and those the sync brought (a
+    /// push that put an old version back, under its name or another, even in the same sync as the
+    /// counter's rise) gets that highest counter back, committed. Returns the entries so kept.
     package func keepHOTPCounters(_ repository: GitRepository, since before: String) throws -> [String] {
-        var kept: [String] = []
-        for change in try repository.changes(from: before, to: "HEAD")
-        where change.status.hasPrefix("M") && change.path.hasSuffix(".gpg") {
-            let path = repository.directory + "/" + change.path
-            guard path.isPath(inside: root), FileSystem.isFile(path),
-                let old = try repository.contents(of: change.path, at: before),
-                let oldText = try engine.decryptUnlessUnreadable(old),
-                let newText = try engine.decryptUnlessUnreadable(try FileSystem.readFile(path)),
-                let oldURI = oldText.withUnsafeBytes({ OneTimePassword.uri(in: $0) }),
-                let newURI = newText.withUnsafeBytes({ OneTimePassword.uri(in: $0) }),
-                let oldKey = try? OneTimePassword(uri: oldURI),
-                let newKey = try? OneTimePassword(uri: newURI),
-                oldKey.kind == .hotp, newKey.kind == .hotp, oldKey.canAdvance,
-                let oldCounter = oldKey.counterParameter.flatMap({ Int64($0) }),
-                let newCounter = newKey.counterParameter.flatMap({ Int64($0) }), newCounter < oldCounter
+        let salt = [UInt8](repeating: 0, count: 32)
+        func hotp(_ ciphertext: [UInt8]) throws -> (key: OneTimePassword, counter: Int64, id: String)? {
+            guard let text = try engine.decryptUnlessUnreadable(ciphertext),
+                let uri = text.withUnsafeBytes({ OneTimePassword.uri(in: $0) }),
+                let key = try? OneTimePassword(uri: uri), key.kind == .hotp,
+                let counter = key.counterParameter.flatMap({ Int64($0) })
+            else { return nil }
+            return (key, counter, try hotpLedgerID(key, salt: salt))
+        }
+        let versions = try repository.fileVersions(since: before, to: "HEAD")
+        let changed = try repository.changes(from: before, to: "HEAD").map(\.path)
+        let paths = Set(versions.map(\.path) + changed).filter {
+            $0.hasSuffix(".gpg") && (repository.directory + "/" + $0).isPath(inside: root)
+        }
+        // The HOTP entries the sync touched, as they are now.
+        var current: [(name: String, key: OneTimePassword, counter: Int64, id: String)] = []
+        for path in paths.sorted() {
+            let file = repository.directory + "/" + path
+            guard FileSystem.kind(file) == .file, let found = try hotp(try FileSystem.readFile(file)),
+                found.key.canAdvance
             else { continue }
-            let salt = [UInt8](repeating: 0, count: 32)
-            guard try hotpLedgerID(oldKey, salt: salt) == hotpLedgerID(newKey, salt: salt) else { continue }
-            let name = String(path.droppingPathPrefix(root).dropLast(4))
-            let restored = try OneTimePassword(uri: newKey.replacingCounter(with: String(oldCounter)))
-            try update(name, commitMessage: "Keep the HOTP counter of \(name) at \(oldCounter).") { current in
+            current.append(
+                (String(file.droppingPathPrefix(root).dropLast(4)), found.key, found.counter, found.id))
+        }
+        guard !current.isEmpty else { return [] }
+        // The highest counter of each secret: in this clone's versions of every path the sync touched,
+        // and in every version its commits wrote.
+        let had = try repository.treeObjects(at: before)
+        var objects = Set(versions.flatMap { $0.path.hasSuffix(".gpg") ? $0.objects : [] })
+        for path in paths { if let object = had[path] { objects.insert(object) } }
+        var highest: [String: (key: OneTimePassword, counter: Int64)] = [:]
+        for found in try objects.sorted().compactMap({ try hotp(try repository.blob($0)) })
+            + current.map({
+                (key: $0.key, counter: $0.counter, id: $0.id)
+            }) where found.counter > highest[found.id]?.counter ?? -1
+        {
+            highest[found.id] = (found.key, found.counter)
+        }
+        // Seen is as good as taken: a copy of the entry under another name that arrives later with a lower
+        // counter moves on from this one too.
+        try recordHOTPCounters(highest.values.map { ($0.key, $0.counter) })
+        var kept: [String] = []
+        for entry in current {
+            guard let counter = highest[entry.id]?.counter, counter > entry.counter else { continue }
+            let restored = try OneTimePassword(uri: entry.key.replacingCounter(with: String(counter)))
+            try update(entry.name, commitMessage: "Keep the HOTP counter of \(entry.name) at \(counter).") {
+                current in
                 var text = current.withUnsafeBytes { restored.replacingURIs(in: $0) }
                 defer { text.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
                 return SecureBytes(text)
             }
-            kept.append(name)
+            kept.append(entry.name)
         }
         return kept
     }
@@ -141,10 +168,22 @@ extension PasswordStore {
     /// Records that this clone used `counter` for `key`'s secret. Written before the code is shown, so
     /// that a failure shows none.
     private func recordHOTPCounter(_ key: OneTimePassword, _ counter: Int64) throws {
-        guard let file = hotpLedgerFile else { return }
+        try recordHOTPCounters([(key, counter)])
+    }
+
+    /// Records counters this clone used or saw, each for its key's secret, in one write; a lower one
+    /// than the ledger holds changes nothing.
+    private func recordHOTPCounters(_ counters: [(key: OneTimePassword, counter: Int64)]) throws {
+        guard let file = hotpLedgerFile, !counters.isEmpty else { return }
         var ledger = try readHOTPLedger(file)
-        let id = try hotpLedgerID(key, salt: ledger.salt)
-        ledger.counters[id] = max(counter, ledger.counters[id] ?? counter)
+        var changed = !FileSystem.exists(file)
+        for (key, counter) in counters {
+            let id = try hotpLedgerID(key, salt: ledger.salt)
+            guard counter > ledger.counters[id] ?? -1 else { continue }
+            ledger.counters[id] = counter
+            changed = true
+        }
+        guard changed else { return }
         var text = "salt \(Hex.upper(ledger.salt))\n"
         for (name, value) in ledger.counters.sorted(by: { $0.key < $1.key }) { text += "\(name) \(value)\n" }
         try FileSystem.atomicWrite(file, bytes: Array(text.utf8), mode: 0o600)

@@ -142,7 +142,7 @@ enum OTPCommand {
                 if let from {
                     standardError.line(
                         "\(Quoting.quoted(path)): the HOTP counter \(key.counter ?? 0) is below \(from), which this "
-                            + "clone already took; moving on from \(from).")
+                            + "clone already took or saw; moving on from \(from).")
                 }
                 code = try generate(path, invocation) {
                     try key.code(counter: UInt64(bitPattern: advanced.counter ?? 0), algorithm: .sha1)
