@@ -309,6 +309,39 @@ struct SharedStoreTests {
     }
 
     @Test(
+        "changing an entry a pusher moved into a wider folder (otp, a field, edit, generate -i) keeps it narrow"
+    )
+    func rewriteOfMovedEntryDoesNotWiden() throws {
+        let uri = "otpauth://hotp/Diary:alice?secret=JBSWY3DPEHPK3PXP&counter=0"
+        let changes: [(String, [String], [String: String])] = [
+            ("otp", ["otp", "shared/diary"], [:]),
+            ("field", ["insert", "--field", "note=new", "shared/diary"], [:]),
+            ("edit", ["edit", "shared/diary"], ["EDITOR": "sed -i s/counter=0/counter=9/"]),
+            ("generate -i", ["generate", "-i", "shared/diary", "12"], [:]),
+        ]
+        for (what, arguments, environment) in changes {
+            let team = try Team()
+            defer { team.stop() }
+            try team.check(["insert", "-m", "-f", "private/diary"], input: "diary v2, rotated\n\(uri)\n")
+            try team.check(["sync"])
+            try team.malloryPushes("tidy up") { clone in
+                try team.mallory.tool(["git", "-C", clone, "mv", "private/diary.gpg", "shared/diary.gpg"])
+                    .succeeded("git mv")
+            }
+            try team.check(["sync"])
+            let changed = try team.run(arguments, environment: environment)
+            #expect(changed.status == 0, "\(what): \(changed.errorText)")
+            try team.check(["sync"])
+            let file = team.store + "/shared/diary.gpg"
+            #expect(try team.decrypted(file, by: team.alice) != nil, "\(what)")
+            #expect(try team.decrypted(file, by: team.mallory) == nil, "\(what): Mallory reads it")
+            let harvested = try Self.everyPlaintext(team, readableBy: team.mallory)
+            #expect(!harvested.contains { $0.contains("JBSWY3DPEHPK3PXP") }, "\(what): \(harvested)")
+            #expect(try team.uncommitted().isEmpty, "\(what)")
+        }
+    }
+
+    @Test(
         "a deleted subfolder .gpg-id does not hand the folder to the parent's recipients",
         arguments: [false, true])
     func deletedGPGIDDoesNotWiden(signing: Bool) throws {

@@ -287,6 +287,59 @@ public struct PasswordStore: Sendable {
         return ciphertext
     }
 
+    /// Writes `contents` over the entry `name`, whose ciphertext was `existing`: a change to what the entry
+    /// holds (a counter, a field, an edit), not a new value. Like every re-encryption nobody asked for,
+    /// it gives the entry no reader its ciphertext may not be given
+    /// (``AutomaticPolicy/recipients(for:inFolder:wanted:)``): an entry someone moved or copied in from
+    /// a narrower folder stays as narrow as it came, and `fsck` names it.
+    func rewrite(_ name: String, _ contents: SecureBytes, of existing: [UInt8], commitMessage: String?) throws
+    {
+        try validateNewName(name)
+        let path = entryPath(name)
+        try checkInsideStore(path)
+        try git(for: path)?.ensureNoUnfinishedOperation()
+        try writeEncrypted(
+            name, try encryptForRewrite(contents, name: name, existing: existing),
+            commitMessage: commitMessage)
+    }
+
+    /// Encrypts `contents` for ``rewrite(_:_:of:commitMessage:)``: as the user's own write
+    /// (``encryptForWrite(_:name:)``) when `existing` was written for the folder, else for the keys the
+    /// policy allows it.
+    private func encryptForRewrite(_ contents: SecureBytes, name: String, existing: [UInt8]) throws -> [UInt8]
+    {
+        guard let acceptance = try acceptance(at: entryPath(name)) else {
+            return try encryptForWrite(contents, name: name)
+        }
+        let recipients = try recipients(for: name)
+        try verifyRecipientsFile(recipients.file)
+        _ = try linkedEntryFile(name)
+        let folder = Self.folder(of: name)
+        var policy = try AutomaticPolicy(store: self, acceptance: acceptance)
+        let chosen = try policy.recipients(for: existing, inFolder: folder, wanted: recipients)
+        // Written for this folder (or to keys this keyring cannot tell): the user's own write.
+        guard chosen.writtenElsewhere, !chosen.unknownReaders else {
+            return try encryptForWrite(contents, name: name)
+        }
+        guard let ids = chosen.ids else {
+            throw CofferError(
+                .notAccepted,
+                "cannot write \(Quoting.quoted(name)): it was not written for its folder (someone moved or copied "
+                    + "it there), and none of the folder's recipients may read it; nothing was written",
+                paths: [name])
+        }
+        let ciphertext = try engine.encrypt(contents, to: ids)
+        try checkAccepted(ciphertext, forFolder: folder, acceptance: acceptance, allowed: chosen.allowed)
+        try CiphertextOrigins.append(
+            [
+                .carried(
+                    blob: Self.ciphertextID(of: ciphertext), from: Self.ciphertextID(of: existing),
+                    folder: folder)
+            ],
+            to: acceptance.originsFile)
+        return ciphertext
+    }
+
     /// Puts `ciphertext` (encrypted for the recipients of `name`) in place atomically and commits it.
     private func writeEncrypted(_ name: String, _ ciphertext: [UInt8], commitMessage: String?) throws {
         let path = entryPath(name)
@@ -344,15 +397,17 @@ public struct PasswordStore: Sendable {
             let current = FileSystem.isFile(path) ? try FileSystem.readFile(path) : nil
             guard let current, current != version?.ciphertext else {
                 // Unchanged (or removed meanwhile: the edit brings it back).
-                try write(name, contents, commitMessage: commitMessage)
+                if let version, current != nil {
+                    try rewrite(name, contents, of: version.ciphertext, commitMessage: commitMessage)
+                } else {
+                    try write(name, contents, commitMessage: commitMessage)
+                }
                 return false
             }
-            try checkInsideStore(path)
-            try git(for: path)?.ensureNoUnfinishedOperation()
             let base = version?.plaintext ?? SecureBytes([])
             let merged = Self.mergedText(base: base, ours: contents, theirs: try engine.decrypt(current))
-            try writeEncrypted(
-                name, try encryptForWrite(merged.text, name: name), commitMessage: commitMessage)
+            // The merge holds text of the entry as it is now: it gets no reader that one may not have.
+            try rewrite(name, merged.text, of: current, commitMessage: commitMessage)
             return merged.hasConflicts
         }
     }
@@ -363,7 +418,9 @@ public struct PasswordStore: Sendable {
         _ name: String, commitMessage: String? = nil, _ transform: (SecureBytes) throws -> SecureBytes
     ) throws {
         try withStoreLock {
-            try write(name, transform(read(name)), commitMessage: commitMessage)
+            let version = try readVersion(name)
+            try rewrite(
+                name, transform(version.plaintext), of: version.ciphertext, commitMessage: commitMessage)
         }
     }
 
@@ -373,8 +430,9 @@ public struct PasswordStore: Sendable {
         _ name: String, _ transform: (SecureBytes) throws -> (contents: SecureBytes, commitMessage: String?)
     ) throws {
         try withStoreLock {
-            let (contents, message) = try transform(read(name))
-            try write(name, contents, commitMessage: message)
+            let version = try readVersion(name)
+            let (contents, message) = try transform(version.plaintext)
+            try rewrite(name, contents, of: version.ciphertext, commitMessage: message)
         }
     }
 
