@@ -133,7 +133,9 @@ package struct ItemStore: Sendable {
             if buffer.last == UInt8(ascii: "\n") { lines.removeLast() }
             return lines.dropFirst().filter { line in
                 guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return true }
-                let key = String(decoding: line[..<colon], as: UTF8.self)
+                // The key as `parse` reads it (blanks around it dropped): a field it reads is never kept
+                // beside the one written in its place, where it would win (`secret-encoding : base64`).
+                let key = String(decoding: line[..<colon], as: UTF8.self).trimmingBlanks
                 return !(providerKeys.contains(key) || key.hasPrefix("attribute."))
             }
         }
@@ -430,9 +432,30 @@ package struct ItemStore: Sendable {
         let metadata = ItemMetadata(label: label, attributes: [:], created: created)
         let name = Self.entryName(collection: id, id: Self.collectionEntry)
         try store.undoingUncommitted([name]) {
-            try store.write(
-                name, Self.entryText(secret: SecureBytes([]), metadata: metadata),
-                commitMessage: "Add Secret Service collection \(Self.folder)/\(id).")
+            guard store.contains(name) else {
+                try store.write(
+                    name, Self.entryText(secret: SecureBytes([]), metadata: metadata),
+                    commitMessage: "Add Secret Service collection \(Self.folder)/\(id).")
+                return
+            }
+            // A person's lines in it stay, as in an item; a first line that is not one line of text is
+            // theirs to edit.
+            try store.update(name, commitMessage: "Update Secret Service collection \(Self.folder)/\(id).") {
+                text in
+                var kept = Self.parse(text, name: id).metadata
+                kept.label = label
+                kept.created = created
+                let rewritten = Self.entryText(
+                    secret: Self.parse(text, name: id).secret, metadata: kept,
+                    keeping: Self.foreignLines(text))
+                guard Self.sameFirstLine(text, rewritten) else {
+                    throw CofferError(
+                        .invalidArgument,
+                        "\(name) was not written by the Secret Service and its first line is not one line of "
+                            + "text; change its label with pass edit")
+                }
+                return rewritten
+            }
         }
     }
 
@@ -461,5 +484,15 @@ extension SecureByteSink {
         var bytes = Array(text.utf8)
         bytes.withUnsafeBytes { append($0) }
         wipeMemory(&bytes, count: bytes.count)
+    }
+}
+
+extension String {
+    /// The string without spaces and tabs at either end.
+    fileprivate var trimmingBlanks: String {
+        var trimmed = self[...]
+        while let first = trimmed.first, first == " " || first == "\t" { trimmed.removeFirst() }
+        while let last = trimmed.last, last == " " || last == "\t" { trimmed.removeLast() }
+        return String(trimmed)
     }
 }

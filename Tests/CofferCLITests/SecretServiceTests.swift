@@ -834,6 +834,48 @@ struct SecretServiceTests {
         #expect(try bus.installed.uncommitted() == "")
     }
 
+    @Test("A collection label change keeps a hand-kept .collection entry's lines, or refuses its binary line")
+    func handMadeCollectionEntry() throws {
+        let bus = try SecretServiceSandbox()
+        let texts: [String: [UInt8]] = [
+            "binary": Array("s3cr".utf8) + [0] + Array("t".utf8) + [0xFF]
+                + Array("\nlabel: binary\nnote: keep me\n".utf8),
+            "text": Array("\nlabel: text\nnote: keep me\n".utf8),
+        ]
+        for (label, bytes) in texts {
+            _ = try bus.installed.sandbox.run(
+                [bus.installed.program, "insert", "-m", "-f", "secret-service/\(label)/.collection"],
+                input: bytes,
+                environment: bus.installed.environment
+            ).exitedZero("insert")
+        }
+        let result = try bus.checkPython(
+            #"""
+            for collection in sorted(secretstorage.get_all_collections(bus), key=lambda c: c.get_label()):
+                label = collection.get_label()
+                if label not in ("binary", "text"):
+                    continue
+                try:
+                    collection.set_label(label + " renamed")
+                    print(label, "changed")
+                except Exception as error:
+                    print(label, "refused")
+            """#)
+        #expect(
+            result.outputText == "binary refused\ntext changed\n", "\(result.outputText)\(result.errorText)")
+        func decrypted(_ label: String) throws -> [UInt8] {
+            try bus.installed.sandbox.check([
+                "gpg", "--batch", "--quiet", "-d",
+                bus.installed.store + "/secret-service/\(label)/.collection.gpg",
+            ]).standardOutput
+        }
+        #expect(try decrypted("binary") == texts["binary"], "the refused entry is as it was")
+        let renamed = String(decoding: try decrypted("text"), as: UTF8.self)
+        #expect(renamed.hasPrefix("\nlabel: text renamed\n"), "\(renamed)")
+        #expect(renamed.hasSuffix("note: keep me\n"), "\(renamed)")
+        #expect(try bus.installed.uncommitted() == "")
+    }
+
     @Test(
         "Properties and CreateItem/CreateCollection values of another type are InvalidArgs, nothing changed")
     func wrongTypes() throws {
