@@ -236,8 +236,10 @@ enum FuzzTolerance {
         },
         Rule(name: "a failed git step in a change of several files leaves nothing changed; pass keeps half") {
             step in
-            // init, mv and cp are whole or absent, their commits included; pass leaves the files changed.
-            ["init", "mv", "rename", "cp", "copy"].contains(step.operation.arguments.first ?? "")
+            // init, mv, cp and rm -r are whole or absent, their commits included; pass leaves the files
+            // changed.
+            ["init", "mv", "rename", "cp", "copy", "rm", "remove", "delete"].contains(
+                step.operation.arguments.first ?? "")
                 && step.coffer.status == 1 && step.coffer.errorText.contains("nothing was changed")
                 && step.cofferChangedNothing
         },

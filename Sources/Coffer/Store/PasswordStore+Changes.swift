@@ -33,9 +33,11 @@ extension PasswordStore {
             try checkInsideStore(EntryName.trimmed(target))
             try git(for: target)?.ensureNoUnfinishedOperation()
             // A removal killed before its commit is put back by the next write.
-            // Links and folders too: `rm -r` takes them away with the files.
+            // Links and folders too: `rm -r` takes them away with the files. A folder's removal is a
+            // change of several files: whole or absent, its commit included; an entry's stays made when
+            // only its commit fails, as any single write.
             let below = try Self.itemsBelow(EntryName.trimmed(target))
-            try whole(below.files + below.links, undoingFailures: false) { journal in
+            try whole(below.files + below.links, undoingFailures: isFolderTarget) { journal in
                 try journal.keep(folders: below.folders)
                 try removeAndCommit(
                     name, target: target, folder: folder, isFolder: isFolderTarget,
