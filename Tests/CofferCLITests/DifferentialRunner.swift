@@ -280,8 +280,8 @@ enum Tolerance {
         ),
         (
             "git merge driver",
-            "`coffer git init` also configures git's `merge.coffer.*` driver for entries: those configuration "
-                + "lines are ignored"
+            "`coffer git init` also configures git's `merge.coffer.*` driver for entries, and merges by hand "
+                + "without directory rename detection, as sync merges: those configuration lines are ignored"
         ),
         (
             "encryption plans",
@@ -320,7 +320,8 @@ enum Tolerance {
         result.standardError = revealingOTPSecrets(
             result.standardError, reference: reference.result.standardError)
         files.removeAll { line in
-            line.hasPrefix("    config: merge.coffer.") && !reference.files.contains(line)
+            ["    config: merge.coffer.", "    config: merge.directoryrenames="]
+                .contains { line.hasPrefix($0) } && !reference.files.contains(line)
         }
         files = withoutEncryptionPlans(files, reference: reference.files)
     }

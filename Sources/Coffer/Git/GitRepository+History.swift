@@ -136,7 +136,8 @@ extension GitRepository {
 
     /// Installs the entry merge driver in this clone, for people who run `git pull` themselves:
     /// `merge.coffer.*` in the repository's config, naming `executable` (an absolute path, so git finds it
-    /// whatever the `PATH`), and `*.gpg merge=coffer` in its local attributes file
+    /// whatever the `PATH`), `merge.directoryRenames` off, and `*.gpg merge=coffer` in its local
+    /// attributes file
     /// (`.git/info/attributes`).
     ///
     /// Nothing is committed, so the shared tree stays exactly as pass makes it, and a clone where coffer
@@ -145,6 +146,9 @@ extension GitRepository {
         let quoted = "'" + executable.replacing("'", with: "'\\''") + "'"
         try run(["config", "--local", "merge.coffer.name", "coffer: merge decrypted entries field by field"])
         try run(["config", "--local", "merge.coffer.driver", "\(quoted) git-merge-driver %O %A %B %P"])
+        // A merge by hand treats folders as sync does: git's directory rename detection would move an
+        // entry the other side added into the folder this side renamed, under other recipients.
+        try run(["config", "--local", "merge.directoryRenames", "false"])
         var attributes = try run(["rev-parse", "--git-path", "info/attributes"]).outputText
         if !attributes.startsWithSlash { attributes = directory + "/" + attributes }
         // Entries are bytes git must keep as they are, whatever a pushed `.gitattributes` says (`text`

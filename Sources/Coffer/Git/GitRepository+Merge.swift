@@ -86,19 +86,21 @@ extension GitRepository {
         return result
     }
 
-    /// The object of every file in `revision`'s tree, by path relative to the top of the work tree.
-    func treeObjects(at revision: String) throws -> [String: String] {
+    /// The mode and object of every file in `revision`'s tree, by path relative to the top of the work
+    /// tree.
+    func treeFiles(at revision: String) throws -> [String: (mode: String, object: String)] {
         let output = try run(["ls-tree", "-r", "-z", "--full-tree", revision]).standardOutput
-        var objects: [String: String] = [:]
+        var files: [String: (mode: String, object: String)] = [:]
         for record in output.split(separator: 0) {
             // MODE SP TYPE SP OBJECT TAB PATH
             guard let tab = record.firstIndex(of: UInt8(ascii: "\t")) else { continue }
-            let fields = record[..<tab].split(separator: UInt8(ascii: " "))
-            guard fields.count == 3, fields[1].elementsEqual("blob".utf8) else { continue }
-            objects[String(decoding: record[(tab + 1)...], as: UTF8.self)] = String(
-                decoding: fields[2], as: UTF8.self)
+            let fields = record[..<tab].split(separator: UInt8(ascii: " ")).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            guard fields.count == 3, fields[1] == "blob" else { continue }
+            files[String(decoding: record[(tab + 1)...], as: UTF8.self)] = (fields[0], fields[2])
         }
-        return objects
+        return files
     }
 
     /// The branch HEAD is on (`main`), or `nil` on a detached HEAD.

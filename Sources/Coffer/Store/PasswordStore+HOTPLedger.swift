@@ -104,7 +104,7 @@ extension PasswordStore {
         guard !current.isEmpty else { return [] }
         // The highest counter of each secret: in this clone's versions of every path the sync touched,
         // and in every version its commits wrote.
-        let had = try repository.treeObjects(at: before)
+        let had = try repository.treeFiles(at: before).mapValues(\.object)
         var objects = Set(versions.flatMap { $0.path.hasSuffix(".gpg") ? $0.objects : [] })
         for path in paths { if let object = had[path] { objects.insert(object) } }
         var highest: [String: (key: OneTimePassword, counter: Int64)] = [:]
