@@ -306,6 +306,13 @@ struct FuzzHazardRun {
             failures.append(
                 ("a failed step leaves changes staged", context(interrupted.difference(from: before))))
         }
+        // A write killed before it began to change anything, after pass's `mkdir -p` of the entry's
+        // folders (README, "Every write is atomic"), leaves those folders, empty, as pass does.
+        var withoutMadeFolders = recovered
+        withoutMadeFolders.listing.removeAll { $0.hasPrefix("d ") && !before.listing.contains($0) }
+        if killed && withoutMadeFolders == before && ["insert", "generate", "edit", "otp"].contains(command) {
+            return failures
+        }
         if recovered != before {
             // Killed after its commit, the change may be whole instead; a hook kills it before.
             if kind == .killedAtCommit && killed {
