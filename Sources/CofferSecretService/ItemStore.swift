@@ -133,8 +133,12 @@ package struct ItemStore: Sendable {
             if buffer.last == UInt8(ascii: "\n") { lines.removeLast() }
             return lines.dropFirst().filter { line in
                 guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return true }
-                // The key as `parse` reads it (blanks around it dropped): a field it reads is never kept
-                // beside the one written in its place, where it would win (`secret-encoding : base64`).
+                // The key as `parse` reads it (blanks before the colon dropped; a line that starts with
+                // a blank is no field): a field it reads is never kept beside the one written in its
+                // place, where it would win (`secret-encoding : base64`).
+                guard let first = line.first, first != UInt8(ascii: " "), first != UInt8(ascii: "\t") else {
+                    return true
+                }
                 let key = String(decoding: line[..<colon], as: UTF8.self).trimmingBlanks
                 return !(providerKeys.contains(key) || key.hasPrefix("attribute."))
             }

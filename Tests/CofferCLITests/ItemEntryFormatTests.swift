@@ -31,8 +31,8 @@ struct ItemEntryFormatTests {
             #expect(read.metadata.contentType == metadata.contentType, "\(hand)")
             #expect(read.metadata.attributes == ["service": "web"], "\(hand)")
         }
-        // A line that is not the provider's is kept.
-        if hand.hasPrefix("note") || hand.hasPrefix("Label") {
+        // A line that is not the provider's (no field at all when it starts with a blank) is kept.
+        if hand.hasPrefix("note") || hand.hasPrefix("Label") || hand.hasPrefix(" ") {
             #expect(ItemStore.foreignLines(old) == [Array(hand.utf8)])
         }
     }
