@@ -406,21 +406,30 @@ package struct ItemStore: Sendable {
         let name = Self.entryName(collection: collection, id: id)
         try store.undoingUncommitted([name]) {
             try store.update(name, commitMessage: "Update Secret Service item \(name).") { text in
-                let rewritten = Self.entryText(
-                    secret: Self.parse(text, name: id).secret, metadata: metadata,
-                    keeping: Self.foreignLines(text))
-                // An entry kept by hand whose first line is not one line of text (NUL bytes, bytes that
-                // are not UTF-8, a CR) would have it rewritten in base64: `pass show` would give another
-                // password. Its metadata cannot change; the person edits it.
-                guard Self.sameFirstLine(text, rewritten) else {
-                    throw CofferError(
-                        .invalidArgument,
-                        "\(name) was not written by the Secret Service and its first line is not one line of "
-                            + "text; change its label or attributes with pass edit")
-                }
-                return rewritten
+                try Self.withMetadata(text, name: name, id: id, what: "label or attributes") { _ in metadata }
             }
         }
+    }
+
+    /// The entry's text `text` with the metadata `change` makes of what it holds, its secret and a
+    /// person's other lines kept.
+    ///
+    /// An entry kept by hand whose first line is not one line of text (NUL bytes, bytes that are not
+    /// UTF-8, a CR) would have it rewritten in base64: `pass show` would give another password. Its
+    /// metadata cannot change; the person edits it.
+    static func withMetadata(
+        _ text: SecureBytes, name: String, id: String, what: String, _ change: (ItemMetadata) -> ItemMetadata
+    ) throws -> SecureBytes {
+        let found = parse(text, name: id)
+        let rewritten = entryText(
+            secret: found.secret, metadata: change(found.metadata), keeping: foreignLines(text))
+        guard sameFirstLine(text, rewritten) else {
+            throw CofferError(
+                .invalidArgument,
+                "\(name) was not written by the Secret Service and its first line is not one line of text; "
+                    + "change its \(what) with pass edit")
+        }
+        return rewritten
     }
 
     /// Removes item `id` of `collection`.
@@ -446,19 +455,12 @@ package struct ItemStore: Sendable {
             // theirs to edit.
             try store.update(name, commitMessage: "Update Secret Service collection \(Self.folder)/\(id).") {
                 text in
-                var kept = Self.parse(text, name: id).metadata
-                kept.label = label
-                kept.created = created
-                let rewritten = Self.entryText(
-                    secret: Self.parse(text, name: id).secret, metadata: kept,
-                    keeping: Self.foreignLines(text))
-                guard Self.sameFirstLine(text, rewritten) else {
-                    throw CofferError(
-                        .invalidArgument,
-                        "\(name) was not written by the Secret Service and its first line is not one line of "
-                            + "text; change its label with pass edit")
+                try Self.withMetadata(text, name: name, id: id, what: "label") { found in
+                    var kept = found
+                    kept.label = label
+                    kept.created = created
+                    return kept
                 }
-                return rewritten
             }
         }
     }

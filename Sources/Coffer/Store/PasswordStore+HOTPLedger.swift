@@ -93,11 +93,14 @@ extension PasswordStore {
         }
         // The HOTP entries the sync touched, as they are now.
         var current: [(name: String, key: OneTimePassword, counter: Int64, id: String)] = []
+        // What is read now is not read again among the versions below.
+        var read: Set<String> = []
         for path in paths.sorted() {
             let file = repository.directory + "/" + path
-            guard FileSystem.kind(file) == .file, let found = try hotp(try FileSystem.readFile(file)),
-                found.key.canAdvance
-            else { continue }
+            guard FileSystem.kind(file) == .file else { continue }
+            let bytes = try FileSystem.readFile(file)
+            read.insert(Self.blobID(of: bytes))
+            guard let found = try hotp(bytes), found.key.canAdvance else { continue }
             current.append(
                 (String(file.droppingPathPrefix(root).dropLast(4)), found.key, found.counter, found.id))
         }
@@ -107,6 +110,7 @@ extension PasswordStore {
         let had = try repository.treeFiles(at: before).mapValues(\.object)
         var objects = Set(versions.flatMap { $0.path.hasSuffix(".gpg") ? $0.objects : [] })
         for path in paths { if let object = had[path] { objects.insert(object) } }
+        objects.subtract(read)
         var highest: [String: (key: OneTimePassword, counter: Int64)] = [:]
         for found in try objects.sorted().compactMap({ try hotp(try repository.blob($0)) })
             + current.map({
