@@ -77,6 +77,8 @@ struct SyncIntegration {
     /// changed, since that merge is where they chose it. A replay that stopped on the file again would
     /// give the same advice for ever; a merge would push the dropped commits back.
     var resolvedByHand: String?
+    /// The commits of this clone that the remote dropped (a force-push), oldest first.
+    var droppedCommits: [String] = []
 
     /// git with the entry merge driver switched off: coffer settles what git cannot merge itself.
     /// Directory renames are off: moving a folder's entries must never carry another folder's `.gpg-id`
@@ -116,6 +118,7 @@ struct SyncIntegration {
                     try repository.run(["reset", "--quiet", "--keep", upstreamCommit])
                 } else {
                     if repository.isAncestor(upstreamCommit, of: original) { resolvedByHand = original }
+                    droppedCommits = history.dropped
                     try replay(history.own, onto: original)
                 }
             } else if base == original {
@@ -330,8 +333,71 @@ struct SyncIntegration {
             }
             _ = try repository.runUnchecked(["cherry-pick", "--quit"])
         }
+        if let resolution = resolvedByHand { try keepMergeByHand(resolution) }
         try repository.run(["update-ref", "-m", "coffer sync", "refs/heads/\(branch)", "HEAD", original])
         try repository.run(["symbolic-ref", "HEAD", "refs/heads/\(branch)"])
+    }
+
+    /// After a replay that left out commits the remote dropped, where the person had merged the remote's
+    /// commit by hand: every file those commits did not change is as that merge left it. Replaying
+    /// commit by commit redoes what git did in that merge, and git follows an exact rename (`coffer mv`)
+    /// into whatever the other side wrote under the old name; the person's merge is where they chose.
+    /// Files the dropped commits changed keep the replay's version, so that what the remote dropped
+    /// (a purged value) stays out; an entry they only re-encrypted counts as unchanged. Recipient files
+    /// keep the replay's version (they merge by key), and entries are encrypted for their folder.
+    private mutating func keepMergeByHand(_ resolution: String) throws {
+        let output = try repository.run([
+            "diff", "--name-only", "-z", "--no-renames", "HEAD", resolution, "--",
+        ])
+        let differing = output.standardOutput.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            .filter { Self.rank($0) >= 2 }
+        guard !differing.isEmpty else { return }
+        var changedByDropped: Set<String> = []
+        for commit in droppedCommits {
+            // A root commit is compared with the empty tree (its name depends on the hash git uses).
+            let parent =
+                repository.resolve(commit + "^") == nil
+                ? try repository.run(["hash-object", "-t", "tree", "/dev/null"]).outputText : commit + "^"
+            for change in try repository.changes(from: parent, to: commit) {
+                let path = change.path
+                if path.hasSuffix(".gpg"), let before = try repository.file(path, in: parent),
+                    let after = try repository.file(path, in: commit),
+                    try sameText(before.object, after.object)
+                {
+                    continue
+                }
+                changedByDropped.insert(path)
+            }
+        }
+        var written: [String] = []
+        var removed: [String] = []
+        for path in differing where !changedByDropped.contains(path) {
+            let file = repository.directory + "/" + path
+            if let chosen = try repository.file(path, in: resolution) {
+                if chosen.mode == "120000" {
+                    try writeLink(repository.blob(chosen.object), to: file, path: path)
+                } else if Self.isRegularFile(chosen.mode) {
+                    try write(repository.blob(chosen.object), to: file, mode: chosen.mode)
+                } else {
+                    continue
+                }
+                written.append(path)
+            } else if FileSystem.kind(file) != .missing {
+                try store.checkInsideStore(file)
+                unlink(file)
+                removed.append(path)
+            }
+        }
+        if !removed.isEmpty {
+            try repository.run(["rm", "--quiet", "--cached", "--ignore-unmatch", "--"] + removed)
+        }
+        if !written.isEmpty { try repository.run(["add", "--"] + written) }
+        try reencryptEntries(changedIn: written)
+        guard try repository.hasStagedChanges() else { return }
+        let sign = repository.signsCommits
+        try repository.run(
+            ["commit", "--quiet", "--no-verify", "-m", "Keep the merge by hand of '\(upstream)'."]
+                + (sign ? ["-S"] : []))
     }
 
     /// Merges the remote's commit into the branch with a merge commit.
