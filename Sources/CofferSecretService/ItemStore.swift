@@ -465,6 +465,43 @@ package struct ItemStore: Sendable {
         }
     }
 
+    /// The entry that keeps the aliases clients set (`SetAlias`), beside the collections' folders: each
+    /// alias an `attribute.NAME: FOLDER` line, inside the encryption.
+    package static let aliasesEntry = folder + "/.aliases"
+
+    /// The aliases kept in the store, alias to collection folder; none when the entry is not there.
+    package func readAliases() throws -> [String: String] {
+        guard FileSystem.kind(store.root + "/" + Self.folder) == .directory,
+            FileSystem.kind(store.entryPath(Self.aliasesEntry)) == .file
+        else { return [:] }
+        return Self.parse(try store.read(Self.aliasesEntry), name: "").metadata.attributes
+    }
+
+    /// Keeps `aliases` (alias to collection folder) in the store, committed; the entry goes when none is
+    /// left.
+    package func writeAliases(_ aliases: [String: String]) throws {
+        let name = Self.aliasesEntry
+        let path = store.entryPath(name)
+        let kind = FileSystem.kind(path)
+        let top = FileSystem.kind(store.root + "/" + Self.folder)
+        guard kind == .file || kind == .missing, top == .directory || top == .missing else {
+            throw CofferError(.invalidName, "\(Quoting.quoted(path)) is not a plain file", paths: [path])
+        }
+        let text = Self.entryText(
+            secret: SecureBytes([]), metadata: ItemMetadata(label: "", attributes: aliases, created: 0))
+        try store.undoingUncommitted([name]) {
+            if aliases.isEmpty {
+                if kind == .file {
+                    try store.remove(entries: [name], commitMessage: "Update Secret Service aliases.")
+                }
+            } else if kind == .missing {
+                try store.write(name, text, commitMessage: "Update Secret Service aliases.")
+            } else {
+                try store.update(name, commitMessage: "Update Secret Service aliases.") { _ in text }
+            }
+        }
+    }
+
     /// Removes a collection: the entries of `items` (the items the provider serves) and its `.collection`
     /// entry, as one commit. Other entries a person keeps in the folder (in subfolders, or that do not
     /// decrypt) and its `.gpg-id` stay; the folder goes only when it is left empty.

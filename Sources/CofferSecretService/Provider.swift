@@ -55,7 +55,14 @@
             /// The items, by object-path element.
             var items: [String: Item] = [:]
             var locked = false
+            /// Whether it is the `session` collection: kept in memory only, never written to the store.
+            var inMemory = false
+            /// The secrets of an in-memory collection's items, by item id (wiped when freed).
+            var secrets: [String: SecureBytes] = [:]
         }
+
+        /// The alias of the collection kept in memory only (libsecret's `SECRET_COLLECTION_SESSION`).
+        static let sessionAlias = "session"
 
         /// A client's session: who opened it and how secrets travel in it.
         struct Session {
@@ -81,8 +88,12 @@
         let onEvent: (ProviderEvent) -> Void
         /// The collections, by object-path element.
         var collections: [String: Collection] = [:]
-        /// Aliases to collections' path elements (`default` to `login`).
+        /// Aliases to collections' path elements (`default` to `login`, `session` to the in-memory one).
         var aliases: [String: String] = ["default": "login"]
+        /// The aliases kept in the store (alias to collection folder), as last read or written.
+        var storedAliases: [String: String] = [:]
+        /// The stamp of the aliases entry when it was last read.
+        var aliasesStamp: ItemStore.FileStamp?
         var sessions: [String: Session] = [:]
         var prompts: [String: Prompt] = [:]
         var counter = 0
@@ -111,6 +122,7 @@
             bus = try BusConnection()
             try bus.waitUntilReady()
             unreadable = try loadIndex()
+            makeSessionCollection()
         }
 
         /// The bus daemon's own name: the sender of its signals, which no client can take.
@@ -121,7 +133,9 @@
 
         /// Reads the index, takes the name and serves until the bus closes or another provider replaces it.
         package func run(replace: Bool) throws {
-            try bus.addFallback(Self.root) { [unowned self] message in handle(message) }
+            // Every path, so that a call to an object that is not there gets gnome-keyring's answer
+            // (UnknownMethod, which clients take for "not found") rather than sd-bus's UnknownObject.
+            try bus.addFallback("/") { [unowned self] message in handle(message) }
             try bus.matchSignal(
                 sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                 interface: "org.freedesktop.DBus",
@@ -184,6 +198,7 @@
                 let label = stored.label ?? (stored.id == "login" ? "Login" : stored.id)
                 var collection = Collection(
                     id: stored.id, label: label, created: stored.created, modified: stored.created)
+                let element = Self.diskElement(stored.id)
                 for (id, metadata) in stored.items {
                     collection.items[Self.pathElement(id)] = Item(id: id, metadata: metadata)
                     collection.modified = max(collection.modified, metadata.modified)
@@ -191,15 +206,39 @@
                 // A collection keeps its lock state across refreshes. One first seen with entries that do
                 // not decrypt (its key's passphrase not given yet) is locked: served as unlocked, it would
                 // look empty, and a client could write over what it cannot see.
-                collection.locked =
-                    collections[Self.pathElement(stored.id)]?.locked ?? (stored.unreadable > 0)
-                fresh[Self.pathElement(stored.id)] = collection
+                collection.locked = collections[element]?.locked ?? (stored.unreadable > 0)
+                fresh[element] = collection
             }
+            for (element, collection) in collections where collection.inMemory { fresh[element] = collection }
+            // The aliases kept in the store, read again when their entry changed (a sync brought it).
+            let stamp = ItemStore.FileStamp(path: items.store.entryPath(ItemStore.aliasesEntry))
+            if stamp != aliasesStamp || stamp == nil {
+                let read = (try? items.readAliases()) ?? storedAliases
+                for name in storedAliases.keys where read[name] == nil { aliases[name] = nil }
+                storedAliases = read.filter { Self.isStoredAlias($0.key) }
+                aliasesStamp = stamp
+            }
+            for (name, id) in storedAliases { aliases[name] = Self.diskElement(id) }
             if fresh["login"] == nil && aliases["default"] == "login" {
                 fresh["login"] = Collection(id: "login", label: "Login", created: 0, modified: 0)
             }
             collections = fresh
             return loaded.unreadable
+        }
+
+        /// The path element of the collection in folder `id` of `secret-service/`: its name as an element,
+        /// but never `session`, the in-memory collection's (`session_` is no element of a name).
+        static func diskElement(_ id: String) -> String {
+            let element = pathElement(id)
+            return element == sessionAlias ? element + "_" : element
+        }
+
+        /// Makes the empty `session` collection, kept in memory only, and points its alias to it.
+        func makeSessionCollection() {
+            var collection = Collection(id: Self.sessionAlias, label: "", created: 0, modified: 0)
+            collection.inMemory = true
+            collections[Self.sessionAlias] = collection
+            aliases[Self.sessionAlias] = Self.sessionAlias
         }
 
         /// Reads the index again after a change on disk, and tells clients what changed.
@@ -321,7 +360,13 @@
             }
             do {
                 let arguments = try message.readAll()
-                guard let object = resolve(message.path) else { throw BusError.noSuchObject(message.path) }
+                guard let object = resolve(message.path) else {
+                    let results = try missingObjectCall(message.path, message.interface, message.member)
+                    let reply = try bus.reply(to: message)
+                    try reply.append(results)
+                    try bus.send(reply)
+                    return true
+                }
                 let results = try call(
                     object, message.interface, message.member, arguments, path: message.path)
                 let reply = try bus.reply(to: message)
@@ -335,6 +380,23 @@
                 bus.replyError(to: message, .failed(String(describing: error)))
             }
             return true
+        }
+
+        /// A call to a path where no object is: as gnome-keyring answers, `Introspect` gives a node (with
+        /// the next element towards the service's root as its child, so that a client can walk there),
+        /// and anything else is UnknownMethod.
+        func missingObjectCall(_ path: String, _ interface: String, _ member: String) throws -> [BusValue] {
+            guard member == "Introspect", interface == Self.introspectableInterface || interface.isEmpty
+            else {
+                throw BusError(
+                    "org.freedesktop.DBus.Error.UnknownMethod",
+                    "no interface \(Quoting.inQuotes(interface)) on an object at \(Quoting.inQuotes(path))")
+            }
+            let prefix = path == "/" ? "/" : path + "/"
+            let children =
+                Self.root.hasPrefix(prefix)
+                ? [String(Self.root.dropFirst(prefix.count).split(separator: "/").first ?? "")] : []
+            return [.string(Introspection.xml(for: .folder(children), children: children))]
         }
 
         /// Runs `member` of `interface` on `object`.
@@ -420,7 +482,8 @@
                 }
             case "CreateCollection":
                 try Self.expect(arguments, "a{sv}s")
-                try Self.checkAlias(arguments[1].stringValue ?? "", allowEmpty: true)
+                let alias = arguments[1].stringValue ?? ""
+                if !alias.isEmpty { try Self.checkAlias(alias) }
                 let properties = arguments[0].keyedValues ?? [:]
                 let label = try Self.text(properties[Self.collectionInterface + ".Label"], "Label")
                 return [
@@ -466,15 +529,15 @@
             case "SetAlias":
                 try Self.expect(arguments, "so")
                 let name = arguments[0].stringValue ?? ""
-                try Self.checkAlias(name, allowEmpty: false)
+                try Self.checkAlias(name)
                 let target = arguments[1].stringValue ?? "/"
                 if target == "/" {
-                    aliases[name] = nil
+                    try setAlias(name, to: nil)
                 } else {
                     guard case .collection(let element) = resolve(target) else {
                         throw BusError.noSuchObject(target)
                     }
-                    aliases[name] = element
+                    try setAlias(name, to: element)
                 }
                 return []
             default:
@@ -482,12 +545,52 @@
             }
         }
 
-        /// Refuses aliases other than `default` (the only one clients use; gnome-keyring refuses them too).
-        static func checkAlias(_ alias: String, allowEmpty: Bool) throws {
-            guard alias == "default" || (allowEmpty && alias.isEmpty) else {
-                throw BusError(
-                    "org.freedesktop.DBus.Error.NotSupported", "only the alias 'default' is supported")
+        /// Refuses an alias that is not 1 to 64 letters, digits, `_` and `-`, and `session`, which always
+        /// names the collection kept in memory (so that what a client keeps there for the session is
+        /// never written to the store).
+        static func checkAlias(_ alias: String) throws {
+            let allowed = alias.utf8.allSatisfy { byte in
+                (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte)
+                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
             }
+            guard !alias.isEmpty, alias.utf8.count <= 64, allowed else {
+                throw BusError.invalidArguments("an alias is 1 to 64 letters, digits, _ and -")
+            }
+            guard alias != sessionAlias else {
+                throw BusError(
+                    "org.freedesktop.DBus.Error.NotSupported",
+                    "the alias session always names the collection kept in memory")
+            }
+        }
+
+        /// Whether an alias is kept in the store. `default` is not: one taken from the shared tree would
+        /// let whoever can push to it choose where every client's new secrets go (`default` is this
+        /// provider's, `login` unless a client sets it while it runs). `session` never leaves memory.
+        static func isStoredAlias(_ alias: String) -> Bool {
+            alias != "default" && alias != sessionAlias && (try? checkAlias(alias)) != nil
+        }
+
+        /// Points `alias` to the collection at `element` (`nil`: to none). An alias of a collection in the
+        /// store is kept there (committed) first; on failure nothing changes.
+        func setAlias(_ alias: String, to element: String?) throws {
+            if Self.isStoredAlias(alias) {
+                var stored = storedAliases
+                if let element, let collection = collections[element], !collection.inMemory {
+                    stored[alias] = collection.id
+                } else {
+                    stored[alias] = nil
+                }
+                try keepStoredAliases(stored)
+            }
+            aliases[alias] = element
+        }
+
+        /// Writes `stored` (alias to collection folder) to the store when it differs from what is there.
+        func keepStoredAliases(_ stored: [String: String]) throws {
+            guard stored != storedAliases else { return }
+            try items.writeAliases(stored)
+            storedAliases = stored
+            aliasesStamp = ItemStore.FileStamp(path: items.store.entryPath(ItemStore.aliasesEntry))
         }
 
         /// The elements of the items of `collection` whose attributes include all of `wanted`.
@@ -508,7 +611,7 @@
             func newID() -> String { String(generator.next() as UInt64, radix: 16) }
             var id = alias == "default" ? "login" : newID()
             var number = 1
-            while collections[Self.pathElement(id)] != nil
+            while collections[Self.diskElement(id)] != nil
                 || items.store.isFolder(ItemStore.folder + "/" + id)
             {
                 number += 1
@@ -519,9 +622,9 @@
             items.remember(
                 ItemStore.entryName(collection: id, id: ItemStore.collectionEntry),
                 ItemMetadata(label: label, attributes: [:], created: now), in: &cache)
-            let element = Self.pathElement(id)
+            let element = Self.diskElement(id)
             collections[element] = Collection(id: id, label: label, created: now, modified: now)
-            if !alias.isEmpty { aliases[alias] = element }
+            if !alias.isEmpty { try setAlias(alias, to: element) }
             let path = Self.collectionPath(element)
             emit(Self.root, Self.serviceInterface, "CollectionCreated", [.objectPath(path)])
             return path
@@ -541,10 +644,18 @@
                 try Self.expect(arguments, "")
                 // Deleting a locked collection would lose its items without an unlock (gnome-keyring refuses too).
                 try requireUnlocked(collection)
-                try items.removeCollection(id: collection.id, items: collection.items.values.map(\.id))
+                if !collection.inMemory {
+                    try items.removeCollection(id: collection.id, items: collection.items.values.map(\.id))
+                }
                 collections[element] = nil
                 aliases = aliases.filter { $0.value != element }
+                try keepStoredAliases(storedAliases.filter { $0.value != collection.id })
                 emit(Self.root, Self.serviceInterface, "CollectionDeleted", [.objectPath(path)])
+                // The session collection is there as long as the provider runs: deleting it empties it.
+                if collection.inMemory {
+                    makeSessionCollection()
+                    emit(Self.root, Self.serviceInterface, "CollectionCreated", [.objectPath(path)])
+                }
                 return [.objectPath("/")]
             case "SearchItems":
                 try Self.expect(arguments, "a{ss}")
@@ -585,8 +696,13 @@
                 } else {
                     id = Self.newItemID(in: collection)
                 }
-                try items.write(collection: collection.id, id: id, secret: secret, metadata: metadata)
-                items.remember(ItemStore.entryName(collection: collection.id, id: id), metadata, in: &cache)
+                if collection.inMemory {
+                    collection.secrets[id] = secret
+                } else {
+                    try items.write(collection: collection.id, id: id, secret: secret, metadata: metadata)
+                    items.remember(
+                        ItemStore.entryName(collection: collection.id, id: id), metadata, in: &cache)
+                }
                 let itemElement = Self.pathElement(id)
                 collection.items[itemElement] = Item(id: id, metadata: metadata)
                 collection.modified = now
@@ -633,7 +749,11 @@
             case "Delete":
                 try Self.expect(arguments, "")
                 try requireUnlocked(collection)
-                try items.remove(collection: collection.id, id: item.id)
+                if collection.inMemory {
+                    collection.secrets[item.id] = nil
+                } else {
+                    try items.remove(collection: collection.id, id: item.id)
+                }
                 collection.items[itemElement] = nil
                 collection.modified = ItemStore.now()
                 collections[element] = collection
@@ -650,9 +770,14 @@
                 var metadata = item.metadata
                 metadata.contentType = contentType
                 metadata.modified = ItemStore.now()
-                try items.write(collection: collection.id, id: item.id, secret: secret, metadata: metadata)
-                items.remember(
-                    ItemStore.entryName(collection: collection.id, id: item.id), metadata, in: &cache)
+                if collection.inMemory {
+                    collections[element]?.secrets[item.id] = secret
+                } else {
+                    try items.write(
+                        collection: collection.id, id: item.id, secret: secret, metadata: metadata)
+                    items.remember(
+                        ItemStore.entryName(collection: collection.id, id: item.id), metadata, in: &cache)
+                }
                 collections[element]?.items[itemElement]?.metadata = metadata
                 emit(collectionPath, Self.collectionInterface, "ItemChanged", [.objectPath(path)])
                 return []
@@ -671,7 +796,10 @@
             guard let collection = collections[element], let item = collection.items[itemElement] else {
                 throw BusError.noSuchObject(Self.collectionPath(element) + "/" + itemElement)
             }
-            let stored = try items.read(collection: collection.id, id: item.id)
+            let stored =
+                collection.inMemory
+                ? (secret: collection.secrets[item.id] ?? SecureBytes([]), metadata: item.metadata)
+                : try items.read(collection: collection.id, id: item.id)
             if let cipher = session.cipher {
                 let (parameters, value) = try cipher.encrypt(stored.secret)
                 return .structure([
@@ -706,23 +834,43 @@
 
         func propertiesCall(_ object: Object, _ member: String, _ arguments: [BusValue]) throws -> [BusValue]
         {
+            // The interface named must be the object's own (or empty: any), as gnome-keyring checks.
+            func checkInterface() throws {
+                let named = arguments.first?.stringValue ?? ""
+                guard named.isEmpty || named == Self.propertyInterface(of: object) else {
+                    throw BusError.invalidArguments("no interface \(Quoting.inQuotes(named)) here")
+                }
+            }
             switch member {
             case "Get":
                 try Self.expect(arguments, "ss")
+                try checkInterface()
                 let name = arguments[1].stringValue ?? ""
                 guard let value = try properties(of: object).first(where: { $0.0 == name })?.1 else {
-                    throw BusError.invalidArguments("no property \(name) here")
+                    throw BusError.invalidArguments("no property \(Quoting.inQuotes(name)) here")
                 }
                 return [.variant(value)]
             case "GetAll":
                 try Self.expect(arguments, "s")
+                try checkInterface()
                 return [.properties(try properties(of: object))]
             case "Set":
                 try Self.expect(arguments, "ssv")
+                try checkInterface()
                 try setProperty(object, arguments[1].stringValue ?? "", arguments[2])
                 return []
             default:
                 throw BusError.unknownMethod(Self.propertiesInterface, member)
+            }
+        }
+
+        /// The interface whose properties `object` has (`nil`: it has none).
+        static func propertyInterface(of object: Object) -> String? {
+            switch object {
+            case .service: serviceInterface
+            case .collection: collectionInterface
+            case .item: itemInterface
+            case .session, .prompt, .folder: nil
             }
         }
 
@@ -773,10 +921,12 @@
                     throw BusError.invalidArguments("Label is a string")
                 }
                 try requireUnlocked(collection)
-                try items.writeCollection(id: collection.id, label: label, created: collection.created)
-                items.remember(
-                    ItemStore.entryName(collection: collection.id, id: ItemStore.collectionEntry),
-                    ItemMetadata(label: label, attributes: [:], created: collection.created), in: &cache)
+                if !collection.inMemory {
+                    try items.writeCollection(id: collection.id, label: label, created: collection.created)
+                    items.remember(
+                        ItemStore.entryName(collection: collection.id, id: ItemStore.collectionEntry),
+                        ItemMetadata(label: label, attributes: [:], created: collection.created), in: &cache)
+                }
                 collection.label = label
                 collections[element] = collection
                 emit(
@@ -809,17 +959,23 @@
                     if name == "Label" { metadata.label = text } else { metadata.type = text }
                 }
                 metadata.modified = ItemStore.now()
-                try items.update(collection: collection.id, id: item.id, metadata: metadata)
-                items.remember(
-                    ItemStore.entryName(collection: collection.id, id: item.id), metadata, in: &cache)
+                if !collection.inMemory {
+                    try items.update(collection: collection.id, id: item.id, metadata: metadata)
+                    items.remember(
+                        ItemStore.entryName(collection: collection.id, id: item.id), metadata, in: &cache)
+                }
                 collections[element]?.items[itemElement]?.metadata = metadata
                 let collectionPath = Self.collectionPath(element)
                 emit(
                     collectionPath, Self.collectionInterface, "ItemChanged",
                     [.objectPath(collectionPath + "/" + itemElement)])
             default:
-                throw BusError(
-                    "org.freedesktop.DBus.Error.PropertyReadOnly", "the property \(name) cannot be set here")
+                // gnome-keyring answers InvalidArgs for a property that is read-only or not there.
+                let known = try properties(of: object).contains { $0.0 == name }
+                throw BusError.invalidArguments(
+                    known
+                        ? "the property \(Quoting.inQuotes(name)) is read-only"
+                        : "no property \(Quoting.inQuotes(name)) here")
             }
         }
 
@@ -859,7 +1015,7 @@
                     guard let collection = collections[element] else { continue }
                     collections[element]?.locked = true
                     done.append(path)
-                    if forgotten.insert(element).inserted {
+                    if !collection.inMemory && forgotten.insert(element).inserted {
                         let store = items.store
                         if let recipients = try? store.recipients(
                             forFolder: ItemStore.folder + "/" + collection.id)
@@ -922,6 +1078,7 @@
         /// Whether the entries of `collection` decrypt now (gpg asks for the passphrase through pinentry when
         /// the agent does not hold it).
         func unlockCollection(_ collection: Collection) -> Bool {
+            if collection.inMemory { return true }
             // With no item read yet (none decrypted when it was loaded), one of its entries must decrypt now.
             guard
                 let id = collection.items.values.first?.id ?? items.entryIDs(collection: collection.id).first
