@@ -142,6 +142,24 @@ struct ForcePushSyncTests {
         }
     }
 
+    /// Red team: a rollback was taken for a merge by hand, and the purged value came back under the
+    /// name this clone renamed the entry to.
+    @Test("A rollback and a rename on this clone: the purged value does not come back under the new name")
+    func rollbackThenRename() throws {
+        let clones = try SyncClones(entries: [("a", "A-value\n")])
+        try clones.insert(clones.one, "a", "PURGED-secret\n")
+        try clones.check(clones.one, ["sync"])
+        try clones.check(clones.two, ["sync"])
+        try clones.check(clones.two, ["mv", "a", "b"])
+        try clones.git(clones.one, ["push", "--quiet", "--force", "origin", "HEAD~1:main"])
+        let synced = try clones.check(clones.two, ["sync"])
+        #expect(synced.outputText.contains("The remote dropped 1 commit"), "\(synced.outputText)")
+        #expect(try clones.show(clones.two, "b") == "A-value\n")
+        #expect(try Self.remoteEntries(clones) == ["b.gpg"])
+        let pushed = try clones.git(clones.two, ["log", "--format=%s", "origin/main"])
+        #expect(!pushed.contains("Keep the merge by hand"), "\(pushed)")
+    }
+
     @Test("A clone with nothing of its own takes the remote as it is now and pushes nothing")
     func withoutOwnCommits() throws {
         let clones = try Self.purged()

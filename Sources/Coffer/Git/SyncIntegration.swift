@@ -117,7 +117,7 @@ struct SyncIntegration {
                 if history.own.isEmpty {
                     try repository.run(["reset", "--quiet", "--keep", upstreamCommit])
                 } else {
-                    if repository.isAncestor(upstreamCommit, of: original) { resolvedByHand = original }
+                    if try mergedByHand(original) { resolvedByHand = original }
                     droppedCommits = history.dropped
                     try replay(history.own, onto: original)
                 }
@@ -338,6 +338,16 @@ struct SyncIntegration {
         try repository.run(["symbolic-ref", "HEAD", "refs/heads/\(branch)"])
     }
 
+    /// Whether a merge commit of this clone (after the remote's commit) has the remote's commit as a
+    /// parent: a person merged it by hand, as a stopped sync advised. A remote merely rolled back to a
+    /// commit this clone has is no such merge.
+    private func mergedByHand(_ original: String) throws -> Bool {
+        let merges = try repository.run(["rev-list", "--merges", "--parents", original, "^" + upstreamCommit])
+        return merges.outputText.split(separator: "\n").contains { line in
+            line.split(separator: " ").dropFirst().contains { $0 == upstreamCommit }
+        }
+    }
+
     /// After a replay that left out commits the remote dropped, where the person had merged the remote's
     /// commit by hand: every file those commits did not change is as that merge left it. Replaying
     /// commit by commit redoes what git did in that merge, and git follows an exact rename (`coffer mv`)
@@ -353,6 +363,9 @@ struct SyncIntegration {
             .filter { Self.rank($0) >= 2 }
         guard !differing.isEmpty else { return }
         var changedByDropped: Set<String> = []
+        // What a dropped commit wrote stays out under any name: git's rename following may have carried
+        // it to another path in the merge.
+        var droppedBlobs: Set<String> = []
         for commit in droppedCommits {
             // A root commit is compared with the empty tree (its name depends on the hash git uses).
             let parent =
@@ -360,6 +373,7 @@ struct SyncIntegration {
                 ? try repository.run(["hash-object", "-t", "tree", "/dev/null"]).outputText : commit + "^"
             for change in try repository.changes(from: parent, to: commit) {
                 let path = change.path
+                if let written = try repository.file(path, in: commit) { droppedBlobs.insert(written.object) }
                 if path.hasSuffix(".gpg"), let before = try repository.file(path, in: parent),
                     let after = try repository.file(path, in: commit),
                     try sameText(before.object, after.object)
@@ -374,6 +388,7 @@ struct SyncIntegration {
         for path in differing where !changedByDropped.contains(path) {
             let file = repository.directory + "/" + path
             if let chosen = try repository.file(path, in: resolution) {
+                if droppedBlobs.contains(chosen.object) { continue }
                 if chosen.mode == "120000" {
                     try writeLink(repository.blob(chosen.object), to: file, path: path)
                 } else if Self.isRegularFile(chosen.mode) {
