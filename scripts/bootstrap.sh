@@ -11,11 +11,17 @@ debian_packages=(
     oathtool faketime pass-extension-otp pass-extension-tail pass-extension-audit python3-venv python3-pip
     golang-docker-credential-helpers jq
     libsystemd-dev dbus dbus-daemon dbus-bin libsecret-tools python3-secretstorage python3-keyring gnome-keyring
+    python3-pytest python3-gi gir1.2-secret-1
 )
 
 # PyPI's pass-import (the `pass import` extension), in a virtual environment of its own: the tests put
 # its bin folder first on PATH and read its import.bash from there.
 pass_import_venv=/usr/local/lib/coffer-test/pass-import
+
+# SecretStorage 3.3.3's source release from PyPI: scripts/peer-suites.sh runs the tests in it against the
+# Secret Service providers. Debian 12's python3-secretstorage is the same version.
+secretstorage_sdist=/usr/local/lib/coffer-test/secretstorage-3.3.3.tar.gz
+secretstorage_sha256=2403533ef369eca6d2ba81718576c5e0f564d5cca1b58f73a8b23e7d4eeebd77
 
 if [[ "$(uname -s)" == Darwin ]]; then
     command -v brew >/dev/null || { echo "bootstrap: Homebrew is needed on macOS" >&2; exit 1; }
@@ -34,12 +40,26 @@ install_pass_import() {
     "${sudo[@]}" "$pass_import_venv/bin/pip" install --quiet --disable-pip-version-check pass-import
 }
 
+fetch_secretstorage_sdist() {
+    [[ -f $secretstorage_sdist ]] && return 0
+    echo "bootstrap: downloading the secretstorage 3.3.3 source release into $secretstorage_sdist" >&2
+    local sudo=() folder
+    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+    folder=$(mktemp -d)
+    "$pass_import_venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
+        --dest "$folder" secretstorage==3.3.3
+    echo "$secretstorage_sha256  $folder/SecretStorage-3.3.3.tar.gz" | sha256sum --check --quiet
+    "${sudo[@]}" install -D -m 644 "$folder/SecretStorage-3.3.3.tar.gz" "$secretstorage_sdist"
+    rm -rf "$folder"
+}
+
 missing=()
 for package in "${debian_packages[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
     install_pass_import
+    fetch_secretstorage_sdist
     exit 0
 fi
 
@@ -50,3 +70,4 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 install_pass_import
+fetch_secretstorage_sdist

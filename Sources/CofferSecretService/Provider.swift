@@ -84,7 +84,14 @@
 
         let items: ItemStore
         /// The connection (set once, in `init`, after the index is read).
-        private(set) var bus: BusConnection!
+        /// The connection; `nil` for a provider that serves calls in process only (``call(_:_:_:_:from:)``).
+        private(set) var bus: BusConnection?
+        /// The interfaces served, as declared (``declarations``): dispatch, argument and property checks,
+        /// and introspection read them here only.
+        var interfaceDeclarations = SecretServiceProvider.declarations
+        /// The signals a provider without a connection would have sent, oldest first.
+        package private(set) var signalsSent:
+            [(path: String, interface: String, member: String, values: [BusValue])] = []
         let onEvent: (ProviderEvent) -> Void
         /// The collections, by object-path element.
         var collections: [String: Collection] = [:]
@@ -115,12 +122,22 @@
         ///
         /// The bus is connected (and the connection made ready, so that it is not closed while a large
         /// store is read), then the index read: every entry decrypted once.
-        package init(store: PasswordStore, onEvent: @escaping (ProviderEvent) -> Void) throws {
+        ///
+        /// With `connecting` false there is no bus: calls are made with ``call(_:_:_:_:from:)`` (tests of the
+        /// handlers), and ``run(replace:)`` fails.
+        package init(
+            store: PasswordStore, connecting: Bool = true, onEvent: @escaping (ProviderEvent) -> Void
+        )
+            throws
+        {
             stopSignals = StopSignals()
             items = ItemStore(store: store)
             self.onEvent = onEvent
-            bus = try BusConnection()
-            try bus.waitUntilReady()
+            if connecting {
+                let bus = try BusConnection()
+                try bus.waitUntilReady()
+                self.bus = bus
+            }
             unreadable = try loadIndex()
             makeSessionCollection()
         }
@@ -133,6 +150,7 @@
 
         /// Reads the index, takes the name and serves until the bus closes or another provider replaces it.
         package func run(replace: Bool) throws {
+            guard let bus else { throw BusError.failed("the provider has no bus connection") }
             // Every path, so that a call to an object that is not there gets gnome-keyring's answer
             // (UnknownMethod, which clients take for "not found") rather than sd-bus's UnknownObject.
             try bus.addFallback("/") { [unowned self] message in handle(message) }
@@ -332,14 +350,6 @@
             }
         }
 
-        /// The collection and item element of an item path, checked.
-        func itemAt(_ path: String) throws -> (collection: String, item: String) {
-            guard case .item(let collection, let item) = resolve(path) else {
-                throw BusError.noSuchObject(path)
-            }
-            return (collection, item)
-        }
-
         /// A new object path under `kind` (`session`, `prompt`).
         func newPath(_ kind: String) -> String {
             counter += 1
@@ -350,8 +360,7 @@
 
         /// Answers one method call; `false` for messages that are not calls.
         func handle(_ message: BusMessage) -> Bool {
-            guard message.isMethodCall else { return false }
-            caller = message.sender
+            guard message.isMethodCall, let bus else { return false }
             handling = true
             defer {
                 handling = false
@@ -359,16 +368,9 @@
                 pendingSignals = []
             }
             do {
-                let arguments = try message.readAll()
-                guard let object = resolve(message.path) else {
-                    let results = try missingObjectCall(message.path, message.interface, message.member)
-                    let reply = try bus.reply(to: message)
-                    try reply.append(results)
-                    try bus.send(reply)
-                    return true
-                }
                 let results = try call(
-                    object, message.interface, message.member, arguments, path: message.path)
+                    message.path, message.interface, message.member, try message.readAll(),
+                    from: message.sender)
                 let reply = try bus.reply(to: message)
                 try reply.append(results)
                 try bus.send(reply)
@@ -380,6 +382,17 @@
                 bus.replyError(to: message, .failed(String(describing: error)))
             }
             return true
+        }
+
+        /// Runs one method call from `sender`, as the bus would deliver it: to the object at `path`, or to
+        /// none (``missingObjectCall(_:_:_:)``). Signals it raises go after the reply.
+        package func call(
+            _ path: String, _ interface: String, _ member: String, _ arguments: [BusValue],
+            from sender: String
+        ) throws -> [BusValue] {
+            caller = sender
+            guard let object = resolve(path) else { return try missingObjectCall(path, interface, member) }
+            return try dispatch(object, path: path, interface: interface, member: member, arguments)
         }
 
         /// A call to a path where no object is: as gnome-keyring answers, `Introspect` gives a node (with
@@ -396,44 +409,19 @@
             let children =
                 Self.root.hasPrefix(prefix)
                 ? [String(Self.root.dropFirst(prefix.count).split(separator: "/").first ?? "")] : []
-            return [.string(Introspection.xml(for: .folder(children), children: children))]
+            return [.string(BusInterface.document(interfaces(of: .folder(children)), children: children))]
         }
 
-        /// Runs `member` of `interface` on `object`.
-        func call(
-            _ object: Object, _ interface: String, _ member: String, _ arguments: [BusValue], path: String
-        )
-            throws -> [BusValue]
-        {
-            if interface == Self.introspectableInterface || (interface.isEmpty && member == "Introspect") {
-                guard member == "Introspect" else { throw BusError.unknownMethod(interface, member) }
-                let children: [String]
-                switch object {
-                case .service: children = ["aliases", "collection", "prompt", "session"]
-                case .collection(let element): children = collections[element]?.items.keys.sorted() ?? []
-                case .folder(let names): children = names
-                default: children = []
-                }
-                return [.string(Introspection.xml(for: object, children: children))]
-            }
-            if interface == Self.propertiesInterface {
-                return try propertiesCall(object, member, arguments)
-            }
+        /// The introspection document of `object`: its interfaces, as declared, and its children.
+        func introspection(of object: Object) -> String {
+            let children: [String]
             switch object {
-            case .service: return try serviceCall(member, interface, arguments)
-            case .collection(let element): return try collectionCall(element, member, interface, arguments)
-            case .item(let collection, let item):
-                return try itemCall(collection, item, member, interface, arguments)
-            case .session(let path):
-                guard member == "Close", interface == Self.sessionInterface || interface.isEmpty else {
-                    throw BusError.unknownMethod(interface, member)
-                }
-                try checkOwner(sessions[path]?.owner)
-                sessions[path] = nil
-                return []
-            case .prompt(let path): return try promptCall(path, member, interface, arguments)
-            case .folder: throw BusError.unknownMethod(interface, member)
+            case .service: children = ["aliases", "collection", "prompt", "session"]
+            case .collection(let element): children = collections[element]?.items.keys.sorted() ?? []
+            case .folder(let names): children = names
+            default: children = []
             }
+            return BusInterface.document(interfaces(of: object), children: children)
         }
 
         /// Refuses a call from someone else than `owner`.
@@ -444,347 +432,7 @@
             }
         }
 
-        /// Throws unless `arguments` match `signature`.
-        static func expect(_ arguments: [BusValue], _ signature: String) throws {
-            let given = arguments.map(\.signature).joined()
-            guard given == signature else {
-                throw BusError.invalidArguments("expected arguments of type (\(signature)), got (\(given))")
-            }
-        }
-
-        // MARK: Service
-
-        func serviceCall(_ member: String, _ interface: String, _ arguments: [BusValue]) throws -> [BusValue]
-        {
-            guard interface == Self.serviceInterface || interface.isEmpty else {
-                throw BusError.unknownMethod(interface, member)
-            }
-            switch member {
-            case "OpenSession":
-                try Self.expect(arguments, "sv")
-                let algorithm = arguments[0].stringValue ?? ""
-                let path = newPath("session")
-                switch algorithm {
-                case "plain":
-                    sessions[path] = Session(owner: caller, cipher: nil)
-                    return [.variant(.string("")), .objectPath(path)]
-                case SessionCipher.algorithm:
-                    guard let input = arguments[1].bytesValue else {
-                        throw BusError.invalidArguments("the session input must be a byte array")
-                    }
-                    let (cipher, output) = try SessionCipher.negotiate(clientPublicKey: input)
-                    sessions[path] = Session(owner: caller, cipher: cipher)
-                    return [.variant(.bytes(output)), .objectPath(path)]
-                default:
-                    throw BusError(
-                        "org.freedesktop.DBus.Error.NotSupported",
-                        "the algorithm \(algorithm) is not supported")
-                }
-            case "CreateCollection":
-                try Self.expect(arguments, "a{sv}s")
-                let alias = arguments[1].stringValue ?? ""
-                if !alias.isEmpty { try Self.checkAlias(alias) }
-                let properties = arguments[0].keyedValues ?? [:]
-                let label = try Self.text(properties[Self.collectionInterface + ".Label"], "Label")
-                return [
-                    .objectPath(try createCollection(label: label, alias: arguments[1].stringValue ?? "")),
-                    .objectPath("/"),
-                ]
-            case "SearchItems":
-                try Self.expect(arguments, "a{ss}")
-                let wanted = arguments[0].stringDictionaryValue ?? [:]
-                var unlocked: [String] = []
-                var locked: [String] = []
-                for (element, collection) in collections.sorted(by: { $0.key < $1.key }) {
-                    let found = Self.search(collection, wanted).map {
-                        Self.collectionPath(element) + "/" + $0
-                    }
-                    if collection.locked { locked += found } else { unlocked += found }
-                }
-                return [.objectPaths(unlocked), .objectPaths(locked)]
-            case "Unlock":
-                try Self.expect(arguments, "ao")
-                return try unlock(arguments[0].arrayValue?.compactMap(\.stringValue) ?? [])
-            case "Lock":
-                try Self.expect(arguments, "ao")
-                return try lock(arguments[0].arrayValue?.compactMap(\.stringValue) ?? [])
-            case "GetSecrets":
-                try Self.expect(arguments, "aoo")
-                let session = arguments[1].stringValue ?? ""
-                var secrets: [(BusValue, BusValue)] = []
-                for path in arguments[0].arrayValue?.compactMap(\.stringValue) ?? [] {
-                    guard case .item(let collection, let item) = resolve(path),
-                        collections[collection]?.locked == false
-                    else { continue }
-                    secrets.append((.objectPath(path), try secret(collection, item, session: session)))
-                }
-                return [.dictionary(key: "o", value: "(oayays)", secrets)]
-            case "ReadAlias":
-                try Self.expect(arguments, "s")
-                guard let element = aliases[arguments[0].stringValue ?? ""], collections[element] != nil
-                else {
-                    return [.objectPath("/")]
-                }
-                return [.objectPath(Self.collectionPath(element))]
-            case "SetAlias":
-                try Self.expect(arguments, "so")
-                let name = arguments[0].stringValue ?? ""
-                try Self.checkAlias(name)
-                let target = arguments[1].stringValue ?? "/"
-                if target == "/" {
-                    try setAlias(name, to: nil)
-                } else {
-                    guard case .collection(let element) = resolve(target) else {
-                        throw BusError.noSuchObject(target)
-                    }
-                    try setAlias(name, to: element)
-                }
-                return []
-            default:
-                throw BusError.unknownMethod(interface, member)
-            }
-        }
-
-        /// Refuses an alias that is not 1 to 64 letters, digits, `_` and `-`, and `session`, which always
-        /// names the collection kept in memory (so that what a client keeps there for the session is
-        /// never written to the store).
-        static func checkAlias(_ alias: String) throws {
-            let allowed = alias.utf8.allSatisfy { byte in
-                (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte)
-                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
-            }
-            guard !alias.isEmpty, alias.utf8.count <= 64, allowed else {
-                throw BusError.invalidArguments("an alias is 1 to 64 letters, digits, _ and -")
-            }
-            guard alias != sessionAlias else {
-                throw BusError(
-                    "org.freedesktop.DBus.Error.NotSupported",
-                    "the alias session always names the collection kept in memory")
-            }
-        }
-
-        /// Whether an alias is kept in the store. `default` is not: one taken from the shared tree would
-        /// let whoever can push to it choose where every client's new secrets go (`default` is this
-        /// provider's, `login` unless a client sets it while it runs). `session` never leaves memory.
-        static func isStoredAlias(_ alias: String) -> Bool {
-            alias != "default" && alias != sessionAlias && (try? checkAlias(alias)) != nil
-        }
-
-        /// Points `alias` to the collection at `element` (`nil`: to none). An alias of a collection in the
-        /// store is kept there (committed) first; on failure nothing changes.
-        func setAlias(_ alias: String, to element: String?) throws {
-            if Self.isStoredAlias(alias) {
-                var stored = storedAliases
-                if let element, let collection = collections[element], !collection.inMemory {
-                    stored[alias] = collection.id
-                } else {
-                    stored[alias] = nil
-                }
-                try keepStoredAliases(stored)
-            }
-            aliases[alias] = element
-        }
-
-        /// Writes `stored` (alias to collection folder) to the store when it differs from what is there.
-        func keepStoredAliases(_ stored: [String: String]) throws {
-            guard stored != storedAliases else { return }
-            try items.writeAliases(stored)
-            storedAliases = stored
-            aliasesStamp = ItemStore.FileStamp(path: items.store.entryPath(ItemStore.aliasesEntry))
-        }
-
-        /// The elements of the items of `collection` whose attributes include all of `wanted`.
-        static func search(_ collection: Collection, _ wanted: [String: String]) -> [String] {
-            collection.items.filter { _, item in
-                wanted.allSatisfy { item.metadata.attributes[$0.key] == $0.value }
-            }.keys.sorted()
-        }
-
-        /// Creates a collection (or returns the one `alias` names) and returns its path.
-        func createCollection(label: String, alias: String) throws -> String {
-            if !alias.isEmpty, let element = aliases[alias], collections[element] != nil {
-                return Self.collectionPath(element)
-            }
-            // The folder's name says nothing of the label (which may tell what the collection is for): the
-            // label is only in the encrypted `.collection` entry. The default collection is `login`.
-            var generator = SystemRandomNumberGenerator()
-            func newID() -> String { String(generator.next() as UInt64, radix: 16) }
-            var id = alias == "default" ? "login" : newID()
-            var number = 1
-            while collections[Self.diskElement(id)] != nil
-                || items.store.isFolder(ItemStore.folder + "/" + id)
-            {
-                number += 1
-                id = alias == "default" ? "login" + String(number) : newID()
-            }
-            let now = ItemStore.now()
-            try items.writeCollection(id: id, label: label, created: now)
-            items.remember(
-                ItemStore.entryName(collection: id, id: ItemStore.collectionEntry),
-                ItemMetadata(label: label, attributes: [:], created: now), in: &cache)
-            let element = Self.diskElement(id)
-            collections[element] = Collection(id: id, label: label, created: now, modified: now)
-            if !alias.isEmpty { try setAlias(alias, to: element) }
-            let path = Self.collectionPath(element)
-            emit(Self.root, Self.serviceInterface, "CollectionCreated", [.objectPath(path)])
-            return path
-        }
-
-        // MARK: Collections
-
-        func collectionCall(_ element: String, _ member: String, _ interface: String, _ arguments: [BusValue])
-            throws -> [BusValue]
-        {
-            guard interface == Self.collectionInterface || interface.isEmpty,
-                var collection = collections[element]
-            else { throw BusError.unknownMethod(interface, member) }
-            let path = Self.collectionPath(element)
-            switch member {
-            case "Delete":
-                try Self.expect(arguments, "")
-                // Deleting a locked collection would lose its items without an unlock (gnome-keyring refuses too).
-                try requireUnlocked(collection)
-                if !collection.inMemory {
-                    try items.removeCollection(id: collection.id, items: collection.items.values.map(\.id))
-                }
-                collections[element] = nil
-                aliases = aliases.filter { $0.value != element }
-                try keepStoredAliases(storedAliases.filter { $0.value != collection.id })
-                emit(Self.root, Self.serviceInterface, "CollectionDeleted", [.objectPath(path)])
-                // The session collection is there as long as the provider runs: deleting it empties it.
-                if collection.inMemory {
-                    makeSessionCollection()
-                    emit(Self.root, Self.serviceInterface, "CollectionCreated", [.objectPath(path)])
-                }
-                return [.objectPath("/")]
-            case "SearchItems":
-                try Self.expect(arguments, "a{ss}")
-                let found = Self.search(collection, arguments[0].stringDictionaryValue ?? [:])
-                return [.objectPaths(found.map { path + "/" + $0 })]
-            case "CreateItem":
-                try Self.expect(arguments, "a{sv}(oayays)b")
-                try requireUnlocked(collection)
-                let properties = arguments[0].keyedValues ?? [:]
-                guard
-                    let attributes = properties[Self.itemInterface + ".Attributes"].map({
-                        $0.stringDictionaryValue
-                    })
-                        ?? [:]
-                else { throw BusError.invalidArguments("Attributes must be a dictionary of strings") }
-                let (secret, contentType) = try decodeSecret(arguments[1])
-                let label = try Self.text(properties[Self.itemInterface + ".Label"], "Label")
-                let type =
-                    properties[Self.itemInterface + ".Type"] == nil
-                    ? attributes["xdg:schema"] ?? ""
-                    : try Self.text(properties[Self.itemInterface + ".Type"], "Type")
-                let now = ItemStore.now()
-                var metadata = ItemMetadata(
-                    label: label, attributes: attributes, contentType: contentType, created: now)
-                metadata.type = type
-                if !type.isEmpty && attributes["xdg:schema"] == nil {
-                    metadata.attributes["xdg:schema"] = type
-                }
-                // The item replaced has the attributes this one is stored with: the caller's, and the
-                // `xdg:schema` its Type adds (gnome-keyring keeps the schema among the attributes too).
-                let replacing =
-                    arguments[2].booleanValue == true
-                    ? collection.items.first { $0.value.metadata.attributes == metadata.attributes } : nil
-                let id: String
-                if let replacing {
-                    id = replacing.value.id
-                    metadata.created = replacing.value.metadata.created
-                } else {
-                    id = Self.newItemID(in: collection)
-                }
-                if collection.inMemory {
-                    collection.secrets[id] = secret
-                } else {
-                    try items.write(collection: collection.id, id: id, secret: secret, metadata: metadata)
-                    items.remember(
-                        ItemStore.entryName(collection: collection.id, id: id), metadata, in: &cache)
-                }
-                let itemElement = Self.pathElement(id)
-                collection.items[itemElement] = Item(id: id, metadata: metadata)
-                collection.modified = now
-                collections[element] = collection
-                let itemPath = path + "/" + itemElement
-                emit(
-                    path, Self.collectionInterface, replacing == nil ? "ItemCreated" : "ItemChanged",
-                    [.objectPath(itemPath)])
-                return [.objectPath(itemPath), .objectPath("/")]
-            default:
-                throw BusError.unknownMethod(interface, member)
-            }
-        }
-
-        /// A random item id not used in `collection`.
-        static func newItemID(in collection: Collection) -> String {
-            var generator = SystemRandomNumberGenerator()
-            while true {
-                let id = String(generator.next() as UInt64, radix: 16)
-                if collection.items[id] == nil { return id }
-            }
-        }
-
-        /// Refuses to change or read a locked collection.
-        func requireUnlocked(_ collection: Collection) throws {
-            if collection.locked {
-                throw BusError(
-                    "org.freedesktop.Secret.Error.IsLocked", "the collection \(collection.id) is locked")
-            }
-        }
-
-        // MARK: Items
-
-        func itemCall(
-            _ element: String, _ itemElement: String, _ member: String, _ interface: String,
-            _ arguments: [BusValue]
-        ) throws -> [BusValue] {
-            guard interface == Self.itemInterface || interface.isEmpty, var collection = collections[element],
-                let item = collection.items[itemElement]
-            else { throw BusError.unknownMethod(interface, member) }
-            let collectionPath = Self.collectionPath(element)
-            let path = collectionPath + "/" + itemElement
-            switch member {
-            case "Delete":
-                try Self.expect(arguments, "")
-                try requireUnlocked(collection)
-                if collection.inMemory {
-                    collection.secrets[item.id] = nil
-                } else {
-                    try items.remove(collection: collection.id, id: item.id)
-                }
-                collection.items[itemElement] = nil
-                collection.modified = ItemStore.now()
-                collections[element] = collection
-                emit(collectionPath, Self.collectionInterface, "ItemDeleted", [.objectPath(path)])
-                return [.objectPath("/")]
-            case "GetSecret":
-                try Self.expect(arguments, "o")
-                try requireUnlocked(collection)
-                return [try secret(element, itemElement, session: arguments[0].stringValue ?? "")]
-            case "SetSecret":
-                try Self.expect(arguments, "(oayays)")
-                try requireUnlocked(collection)
-                let (secret, contentType) = try decodeSecret(arguments[0])
-                var metadata = item.metadata
-                metadata.contentType = contentType
-                metadata.modified = ItemStore.now()
-                if collection.inMemory {
-                    collections[element]?.secrets[item.id] = secret
-                } else {
-                    try items.write(
-                        collection: collection.id, id: item.id, secret: secret, metadata: metadata)
-                    items.remember(
-                        ItemStore.entryName(collection: collection.id, id: item.id), metadata, in: &cache)
-                }
-                collections[element]?.items[itemElement]?.metadata = metadata
-                emit(collectionPath, Self.collectionInterface, "ItemChanged", [.objectPath(path)])
-                return []
-            default:
-                throw BusError.unknownMethod(interface, member)
-            }
-        }
+        // MARK: Secrets
 
         /// The secret of an item, in the form the session `sessionPath` carries it.
         func secret(_ element: String, _ itemElement: String, session sessionPath: String) throws -> BusValue
@@ -832,258 +480,11 @@
 
         // MARK: Properties
 
-        func propertiesCall(_ object: Object, _ member: String, _ arguments: [BusValue]) throws -> [BusValue]
-        {
-            // The interface named must be the object's own (or empty: any), as gnome-keyring checks.
-            func checkInterface() throws {
-                let named = arguments.first?.stringValue ?? ""
-                guard named.isEmpty || named == Self.propertyInterface(of: object) else {
-                    throw BusError.invalidArguments("no interface \(Quoting.inQuotes(named)) here")
-                }
-            }
-            switch member {
-            case "Get":
-                try Self.expect(arguments, "ss")
-                try checkInterface()
-                let name = arguments[1].stringValue ?? ""
-                guard let value = try properties(of: object).first(where: { $0.0 == name })?.1 else {
-                    throw BusError.invalidArguments("no property \(Quoting.inQuotes(name)) here")
-                }
-                return [.variant(value)]
-            case "GetAll":
-                try Self.expect(arguments, "s")
-                try checkInterface()
-                return [.properties(try properties(of: object))]
-            case "Set":
-                try Self.expect(arguments, "ssv")
-                try checkInterface()
-                try setProperty(object, arguments[1].stringValue ?? "", arguments[2])
-                return []
-            default:
-                throw BusError.unknownMethod(Self.propertiesInterface, member)
-            }
-        }
-
-        /// The interface whose properties `object` has (`nil`: it has none).
-        static func propertyInterface(of object: Object) -> String? {
-            switch object {
-            case .service: serviceInterface
-            case .collection: collectionInterface
-            case .item: itemInterface
-            case .session, .prompt, .folder: nil
-            }
-        }
-
-        /// The properties of `object`, in the specification's order.
-        func properties(of object: Object) throws -> [(String, BusValue)] {
-            switch object {
-            case .service:
-                return [("Collections", .objectPaths(collections.keys.sorted().map(Self.collectionPath)))]
-            case .collection(let element):
-                guard let collection = collections[element] else { return [] }
-                return [
-                    (
-                        "Items",
-                        .objectPaths(
-                            collection.items.keys.sorted().map { Self.collectionPath(element) + "/" + $0 })
-                    ),
-                    ("Label", .string(collection.label)), ("Locked", .boolean(collection.locked)),
-                    ("Created", .uint64(collection.created)), ("Modified", .uint64(collection.modified)),
-                ]
-            case .item(let element, let itemElement):
-                guard let collection = collections[element], let item = collection.items[itemElement] else {
-                    return []
-                }
-                return [
-                    ("Locked", .boolean(collection.locked)),
-                    ("Attributes", .stringDictionary(item.metadata.attributes)),
-                    ("Label", .string(item.metadata.label)), ("Type", .string(item.metadata.type)),
-                    ("Created", .uint64(item.metadata.created)),
-                    ("Modified", .uint64(item.metadata.modified)),
-                ]
-            case .session, .prompt, .folder:
-                return []
-            }
-        }
-
         /// The string a property holds (`""` when it is not given); InvalidArgs for another type.
         static func text(_ value: BusValue?, _ name: String) throws -> String {
             guard let value else { return "" }
             guard let text = value.textValue else { throw BusError.invalidArguments("\(name) is a string") }
             return text
-        }
-
-        /// Sets a writable property (a label, an item's attributes or type).
-        func setProperty(_ object: Object, _ name: String, _ value: BusValue) throws {
-            switch (object, name) {
-            case (.collection(let element), "Label"):
-                guard var collection = collections[element], let label = value.textValue else {
-                    throw BusError.invalidArguments("Label is a string")
-                }
-                try requireUnlocked(collection)
-                if !collection.inMemory {
-                    try items.writeCollection(id: collection.id, label: label, created: collection.created)
-                    items.remember(
-                        ItemStore.entryName(collection: collection.id, id: ItemStore.collectionEntry),
-                        ItemMetadata(label: label, attributes: [:], created: collection.created), in: &cache)
-                }
-                collection.label = label
-                collections[element] = collection
-                emit(
-                    Self.root, Self.serviceInterface, "CollectionChanged",
-                    [.objectPath(Self.collectionPath(element))])
-            case (.item(let element, let itemElement), "Label"),
-                (.item(let element, let itemElement), "Attributes"),
-                (.item(let element, let itemElement), "Type"):
-                guard let collection = collections[element], let item = collection.items[itemElement] else {
-                    return
-                }
-                try requireUnlocked(collection)
-                var metadata = item.metadata
-                if name == "Attributes" {
-                    guard let attributes = value.stringDictionaryValue else {
-                        throw BusError.invalidArguments("Attributes is a dictionary of strings")
-                    }
-                    // The type is the schema: new attributes that name one change it; without one, it stays and
-                    // is named in them (as gnome-keyring does).
-                    metadata.attributes = attributes
-                    if let schema = attributes["xdg:schema"] {
-                        metadata.type = schema
-                    } else if !metadata.type.isEmpty {
-                        metadata.attributes["xdg:schema"] = metadata.type
-                    }
-                } else {
-                    guard let text = value.textValue else {
-                        throw BusError.invalidArguments("\(name) is a string")
-                    }
-                    if name == "Label" { metadata.label = text } else { metadata.type = text }
-                }
-                metadata.modified = ItemStore.now()
-                if !collection.inMemory {
-                    try items.update(collection: collection.id, id: item.id, metadata: metadata)
-                    items.remember(
-                        ItemStore.entryName(collection: collection.id, id: item.id), metadata, in: &cache)
-                }
-                collections[element]?.items[itemElement]?.metadata = metadata
-                let collectionPath = Self.collectionPath(element)
-                emit(
-                    collectionPath, Self.collectionInterface, "ItemChanged",
-                    [.objectPath(collectionPath + "/" + itemElement)])
-            default:
-                // gnome-keyring answers InvalidArgs for a property that is read-only or not there.
-                let known = try properties(of: object).contains { $0.0 == name }
-                throw BusError.invalidArguments(
-                    known
-                        ? "the property \(Quoting.inQuotes(name)) is read-only"
-                        : "no property \(Quoting.inQuotes(name)) here")
-            }
-        }
-
-        // MARK: Locking and prompts
-
-        /// `Unlock`: objects already unlocked come back at once; the others through a prompt.
-        func unlock(_ paths: [String]) throws -> [BusValue] {
-            var unlocked: [String] = []
-            var locked: [String] = []
-            for path in paths {
-                switch resolve(path) {
-                case .collection(let element)?, .item(let element, _)?:
-                    if collections[element]?.locked == true {
-                        locked.append(path)
-                    } else {
-                        unlocked.append(path)
-                    }
-                default:
-                    continue
-                }
-            }
-            guard !locked.isEmpty else { return [.objectPaths(unlocked), .objectPath("/")] }
-            let prompt = newPath("prompt")
-            prompts[prompt] = Prompt(owner: caller, action: .unlock(locked))
-            return [.objectPaths(unlocked), .objectPath(prompt)]
-        }
-
-        /// `Lock`: marks collections locked (their secrets are given again only after an unlock) and tells
-        /// gpg-agent to forget the passphrases of the keys their entries are encrypted to, so that the
-        /// unlock asks for them again.
-        func lock(_ paths: [String]) throws -> [BusValue] {
-            var done: [String] = []
-            var forgotten: Set<String> = []
-            for path in paths {
-                switch resolve(path) {
-                case .collection(let element)?, .item(let element, _)?:
-                    guard let collection = collections[element] else { continue }
-                    collections[element]?.locked = true
-                    done.append(path)
-                    if !collection.inMemory && forgotten.insert(element).inserted {
-                        let store = items.store
-                        if let recipients = try? store.recipients(
-                            forFolder: ItemStore.folder + "/" + collection.id)
-                        {
-                            if let started = try? AgentPassphrases.startForgetting(
-                                recipients: recipients.ids, options: store.configuration.gpgOptions)
-                            {
-                                children.append(started)
-                            }
-                        }
-                    }
-                default:
-                    continue
-                }
-            }
-            return [.objectPaths(done), .objectPath("/")]
-        }
-
-        func promptCall(_ path: String, _ member: String, _ interface: String, _ arguments: [BusValue]) throws
-            -> [BusValue]
-        {
-            guard interface == Self.promptInterface || interface.isEmpty, let prompt = prompts[path] else {
-                throw BusError.unknownMethod(interface, member)
-            }
-            try checkOwner(prompt.owner)
-            prompts[path] = nil
-            switch member {
-            case "Prompt":
-                try Self.expect(arguments, "s")
-                switch prompt.action {
-                case .unlock(let paths):
-                    var unlocked: [String] = []
-                    for path in paths {
-                        switch resolve(path) {
-                        case .collection(let element)?, .item(let element, _)?:
-                            if let collection = collections[element], unlockCollection(collection) {
-                                collections[element]?.locked = false
-                                unlocked.append(path)
-                            }
-                        default:
-                            continue
-                        }
-                    }
-                    // What did not decrypt before the unlock is read now.
-                    if !unlocked.isEmpty { refresh() }
-                    emit(
-                        path, Self.promptInterface, "Completed",
-                        [.boolean(unlocked.isEmpty), .variant(.objectPaths(unlocked))])
-                }
-                return []
-            case "Dismiss":
-                try Self.expect(arguments, "")
-                emit(path, Self.promptInterface, "Completed", [.boolean(true), .variant(.objectPaths([]))])
-                return []
-            default:
-                throw BusError.unknownMethod(interface, member)
-            }
-        }
-
-        /// Whether the entries of `collection` decrypt now (gpg asks for the passphrase through pinentry when
-        /// the agent does not hold it).
-        func unlockCollection(_ collection: Collection) -> Bool {
-            if collection.inMemory { return true }
-            // With no item read yet (none decrypted when it was loaded), one of its entries must decrypt now.
-            guard
-                let id = collection.items.values.first?.id ?? items.entryIDs(collection: collection.id).first
-            else { return true }
-            return (try? items.read(collection: collection.id, id: id)) != nil
         }
 
         // MARK: - Signals and clients
@@ -1114,7 +515,8 @@
 
         /// `PropertiesChanged` of `interface` at `path`, with every property of `object` as it is now.
         func propertiesChanged(_ path: String, _ interface: String, _ object: Object) {
-            guard let properties = try? properties(of: object), !properties.isEmpty else { return }
+            let properties = properties(of: object, in: interfaces(of: object).first { $0.name == interface })
+            guard !properties.isEmpty else { return }
             queue(
                 path, Self.propertiesInterface, "PropertiesChanged",
                 [.string(interface), .properties(properties), .array(element: "s", [])])
@@ -1123,6 +525,10 @@
         /// Sends a signal (after the reply, while a call is handled); a failure to send is not the caller's
         /// problem.
         func queue(_ path: String, _ interface: String, _ member: String, _ values: [BusValue]) {
+            guard let bus else {
+                signalsSent.append((path, interface, member, values))
+                return
+            }
             guard let signal = try? bus.signal(path: path, interface: interface, member: member) else {
                 return
             }
