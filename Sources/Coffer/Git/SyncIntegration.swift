@@ -385,10 +385,20 @@ struct SyncIntegration {
         }
         var written: [String] = []
         var removed: [String] = []
-        for path in differing where !changedByDropped.contains(path) {
+        for path in differing {
             let file = repository.directory + "/" + path
-            if let chosen = try repository.file(path, in: resolution) {
-                if droppedBlobs.contains(chosen.object) { continue }
+            let chosen = try repository.file(path, in: resolution)
+            // The remote's own version is safe to keep whatever the dropped commits did there: it is what
+            // the remote holds now.
+            let remote = try repository.file(path, in: upstreamCommit)
+            let asRemote = chosen != nil && chosen?.object == remote?.object
+            if !asRemote
+                && (changedByDropped.contains(path)
+                    || chosen.map { droppedBlobs.contains($0.object) } == true)
+            {
+                continue
+            }
+            if let chosen {
                 if chosen.mode == "120000" {
                     try writeLink(repository.blob(chosen.object), to: file, path: path)
                 } else if Self.isRegularFile(chosen.mode) {
