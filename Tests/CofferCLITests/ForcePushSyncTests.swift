@@ -160,6 +160,22 @@ struct ForcePushSyncTests {
         #expect(!pushed.contains("Keep the merge by hand"), "\(pushed)")
     }
 
+    /// Red team: after a rollback, an entry this clone edited was taken whole from its tip, purged line 1
+    /// included, rather than merged field by field.
+    @Test("A rollback and an edit of the purged entry: the fields merge, the purged line stays out")
+    func rollbackThenEdit() throws {
+        let clones = try SyncClones(entries: [("a", "A-value\nuser: bob\nurl: x\n")])
+        try clones.insert(clones.one, "a", "PURGED-secret\nuser: bob\nurl: x\n")
+        try clones.check(clones.one, ["sync"])
+        try clones.check(clones.two, ["sync"])
+        try clones.insert(clones.two, "a", "PURGED-secret\nuser: bob\nurl: y\n")
+        try clones.git(clones.one, ["push", "--quiet", "--force", "origin", "HEAD~1:main"])
+        try clones.check(clones.two, ["sync"])
+        #expect(try clones.show(clones.two, "a") == "A-value\nuser: bob\nurl: y\n")
+        try clones.check(clones.one, ["sync"])
+        #expect(try clones.show(clones.one, "a") == "A-value\nuser: bob\nurl: y\n")
+    }
+
     @Test("A clone with nothing of its own takes the remote as it is now and pushes nothing")
     func withoutOwnCommits() throws {
         let clones = try Self.purged()

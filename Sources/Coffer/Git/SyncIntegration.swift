@@ -79,6 +79,9 @@ struct SyncIntegration {
     var resolvedByHand: String?
     /// The commits of this clone that the remote dropped (a force-push), oldest first.
     var droppedCommits: [String] = []
+    /// Where the remote pointed before (its reflog and sync's record), as ``remoteHistory(original:)``
+    /// last found.
+    var remoteHeldBefore: [String] = []
 
     /// git with the entry merge driver switched off: coffer settles what git cannot merge itself.
     /// Directory renames are off: moving a folder's entries must never carry another folder's `.gpg-id`
@@ -216,7 +219,7 @@ struct SyncIntegration {
     ///
     /// - Throws: when neither says where the remote pointed before and the branch has commits the remote
     ///   does not: sync cannot tell whether they are new or were dropped, so it stops and names them.
-    func remoteHistory(original: String) throws -> (own: [String], dropped: [String]) {
+    mutating func remoteHistory(original: String) throws -> (own: [String], dropped: [String]) {
         let all = try commits([
             "rev-list", "--reverse", "--topo-order", "--no-merges", original, "^" + upstreamCommit,
         ])
@@ -237,6 +240,7 @@ struct SyncIntegration {
                     + "If these are to be pushed, git push them, then sync again.")
         }
         let before = Set((reflog ?? []) + recorded).subtracting([upstreamCommit])
+        remoteHeldBefore = before.sorted()
         guard !before.isEmpty else { return (all, []) }
         let own = try commits(
             [
@@ -342,7 +346,10 @@ struct SyncIntegration {
     /// parent: a person merged it by hand, as a stopped sync advised. A remote merely rolled back to a
     /// commit this clone has is no such merge.
     private func mergedByHand(_ original: String) throws -> Bool {
-        let merges = try repository.run(["rev-list", "--merges", "--parents", original, "^" + upstreamCommit])
+        // A merge the remote held once (an earlier sync's, pushed) is not one: only this clone's own.
+        let merges = try repository.run(
+            ["rev-list", "--merges", "--parents", "--ignore-missing", original, "^" + upstreamCommit]
+                + remoteHeldBefore.map { "^" + $0 })
         return merges.outputText.split(separator: "\n").contains { line in
             line.split(separator: " ").dropFirst().contains { $0 == upstreamCommit }
         }
@@ -366,6 +373,8 @@ struct SyncIntegration {
         // What a dropped commit wrote stays out under any name: git's rename following may have carried
         // it to another path in the merge.
         var droppedBlobs: Set<String> = []
+        // And what a dropped commit wrote in an entry, by its text: a rename may have re-encrypted it.
+        var droppedTexts: [SecureBytes] = []
         for commit in droppedCommits {
             // A root commit is compared with the empty tree (its name depends on the hash git uses).
             let parent =
@@ -373,7 +382,14 @@ struct SyncIntegration {
                 ? try repository.run(["hash-object", "-t", "tree", "/dev/null"]).outputText : commit + "^"
             for change in try repository.changes(from: parent, to: commit) {
                 let path = change.path
-                if let written = try repository.file(path, in: commit) { droppedBlobs.insert(written.object) }
+                if let written = try repository.file(path, in: commit) {
+                    droppedBlobs.insert(written.object)
+                    if path.hasSuffix(".gpg"),
+                        let text = try? store.engine.decrypt(repository.blob(written.object))
+                    {
+                        droppedTexts.append(text)
+                    }
+                }
                 if path.hasSuffix(".gpg"), let before = try repository.file(path, in: parent),
                     let after = try repository.file(path, in: commit),
                     try sameText(before.object, after.object)
@@ -395,6 +411,12 @@ struct SyncIntegration {
             if !asRemote
                 && (changedByDropped.contains(path)
                     || chosen.map { droppedBlobs.contains($0.object) } == true)
+            {
+                continue
+            }
+            if !asRemote, path.hasSuffix(".gpg"), let chosen,
+                let text = try? store.engine.decrypt(repository.blob(chosen.object)),
+                droppedTexts.contains(where: { $0.constantTimeEquals(text) })
             {
                 continue
             }
