@@ -205,7 +205,8 @@
                     guard let set = property.set else {
                         throw BusError.invalidArguments("the property \(Quoting.inQuotes(name)) is read-only")
                     }
-                    let value = call.arguments[2].unwrapped
+                    // One layer: a variant holding a variant is not a value of the declared type.
+                    let value = call.arguments[2].variantContent
                     guard value.signature == property.type else {
                         throw BusError.invalidArguments(
                             "\(name) is of type \(property.type), not \(value.signature)")

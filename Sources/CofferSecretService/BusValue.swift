@@ -70,6 +70,11 @@ package indirect enum BusValue: Sendable {
         .dictionary(key: "s", value: "v", properties.map { (.string($0.0), .variant($0.1)) })
     }
 
+    /// What a variant holds (one layer only: a variant of a variant is a variant), or the value itself.
+    package var variantContent: BusValue {
+        if case .variant(let inner) = self { inner } else { self }
+    }
+
     /// The value itself, or what a variant (or a variant of a variant) holds.
     package var unwrapped: BusValue {
         if case .variant(let inner) = self { inner.unwrapped } else { self }

@@ -75,7 +75,9 @@
             }
             collections[element] = nil
             aliases = aliases.filter { $0.value != element }
-            try keepStoredAliases(storedAliases.filter { $0.value != collection.id })
+            if !collection.inMemory {
+                try keepStoredAliases(storedAliases.filter { $0.value != collection.id })
+            }
             emit(Self.root, Self.serviceInterface, "CollectionDeleted", [.objectPath(path)])
             // The session collection is there as long as the provider runs: deleting it empties it.
             if collection.inMemory {
@@ -97,7 +99,7 @@
             try requireUnlocked(collection)
             guard
                 let attributes = properties[Self.itemInterface + ".Attributes"].map({
-                    $0.stringDictionaryValue
+                    $0.variantContent.signature == "a{ss}" ? $0.stringDictionaryValue : nil
                 })
                     ?? [:]
             else { throw BusError.invalidArguments("Attributes must be a dictionary of strings") }

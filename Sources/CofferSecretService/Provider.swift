@@ -483,7 +483,9 @@
         /// The string a property holds (`""` when it is not given); InvalidArgs for another type.
         static func text(_ value: BusValue?, _ name: String) throws -> String {
             guard let value else { return "" }
-            guard let text = value.textValue else { throw BusError.invalidArguments("\(name) is a string") }
+            guard case .string(let text) = value.variantContent else {
+                throw BusError.invalidArguments("\(name) is a string")
+            }
             return text
         }
 

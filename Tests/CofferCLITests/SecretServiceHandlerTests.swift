@@ -10,15 +10,16 @@ import Testing
 struct SecretServiceHandlerTests {
     static let root = "/org/freedesktop/secrets"
 
-    /// A provider over a new store, not connected to any bus.
-    static func provider() throws -> SecretServiceProvider {
-        let (_, store) = try GPGSandbox.withStore(committing: "start")
-        return try SecretServiceProvider(store: store, connecting: false) { _ in }
+    /// A provider over a new store, not connected to any bus, and the sandbox (kept while it is used).
+    static func provider() throws -> (SecretServiceProvider, GPGSandbox) {
+        let (sandbox, store) = try GPGSandbox.withStore(committing: "start")
+        return (try SecretServiceProvider(store: store, connecting: false) { _ in }, sandbox)
     }
 
     @Test("A method added to a declaration is dispatched, checked and introspected with no other edit")
     func addedMethodNeedsNoOtherEdit() throws {
-        let provider = try Self.provider()
+        let (provider, sandbox) = try Self.provider()
+        defer { withExtendedLifetime(sandbox) {} }
         let index = try #require(
             provider.interfaceDeclarations.firstIndex { $0.name == SecretServiceProvider.serviceInterface })
         provider.interfaceDeclarations[index].methods.append(
@@ -46,7 +47,8 @@ struct SecretServiceHandlerTests {
 
     @Test("Errors: unknown methods, objects and properties, wrong types, read-only properties")
     func errors() throws {
-        let provider = try Self.provider()
+        let (provider, sandbox) = try Self.provider()
+        defer { withExtendedLifetime(sandbox) {} }
         func error(_ path: String, _ interface: String, _ member: String, _ arguments: [BusValue]) -> String {
             do {
                 _ = try provider.call(path, interface, member, arguments, from: ":1.7")
@@ -74,6 +76,12 @@ struct SecretServiceHandlerTests {
             error(login, properties, "Set", [.string(collection), .string("Created"), .variant(.uint64(3))])
                 == invalid)
         #expect(error(login, properties, "Get", [.string("org.example.X"), .string("Label")]) == invalid)
+        // Red team: a variant of a variant is not a value of the declared type.
+        #expect(
+            error(
+                login, properties, "Set",
+                [.string(collection), .string("Label"), .variant(.variant(.string("x")))])
+                == invalid)
         #expect(error(login, properties, "Get", [.string(collection), .string("Label")]) == "no error")
         // Every object path answers Introspect, as gnome-keyring does.
         #expect(error("/", SecretServiceProvider.introspectableInterface, "Introspect", []) == "no error")
@@ -81,7 +89,8 @@ struct SecretServiceHandlerTests {
 
     @Test("A session item is served and changed in memory, with its signals, and nothing is written")
     func sessionItemInMemory() throws {
-        let provider = try Self.provider()
+        let (provider, sandbox) = try Self.provider()
+        defer { withExtendedLifetime(sandbox) {} }
         let client = ":1.9"
         let opened = try provider.call(
             Self.root, SecretServiceProvider.serviceInterface, "OpenSession",
@@ -106,5 +115,26 @@ struct SecretServiceHandlerTests {
                 == "in-memory")
         #expect(provider.signalsSent.contains { $0.member == "ItemCreated" })
         #expect(!TestFiles.exists(provider.items.store.root + "/secret-service"))
+    }
+
+    /// Red team: deleting the in-memory session collection dropped a stored alias of a disk folder that
+    /// is named `session` too (served as `session_`).
+    @Test("Deleting the session collection leaves the aliases of a disk folder named session")
+    func sessionDeleteKeepsDiskAliases() throws {
+        let (sandbox, store) = try GPGSandbox.withStore()
+        defer { withExtendedLifetime(sandbox) {} }
+        try store.write("secret-service/session/d1", SecureBytes(string: "disk\nlabel: On disk\n"))
+        let provider = try SecretServiceProvider(store: store, connecting: false) { _ in }
+        let service = SecretServiceProvider.serviceInterface
+        _ = try provider.call(
+            Self.root, service, "SetAlias",
+            [.string("work"), .objectPath(Self.root + "/collection/session_")],
+            from: ":1.3")
+        _ = try provider.call(
+            Self.root + "/collection/session", SecretServiceProvider.collectionInterface, "Delete", [],
+            from: ":1.3")
+        #expect(try provider.items.readAliases() == ["work": "session"])
+        let read = try provider.call(Self.root, service, "ReadAlias", [.string("work")], from: ":1.3")
+        #expect(read.first?.stringValue == Self.root + "/collection/session_")
     }
 }
