@@ -359,8 +359,9 @@ struct SyncIntegration {
     /// commit by hand: every file those commits did not change is as that merge left it. Replaying
     /// commit by commit redoes what git did in that merge, and git follows an exact rename (`coffer mv`)
     /// into whatever the other side wrote under the old name; the person's merge is where they chose.
-    /// Files the dropped commits changed keep the replay's version, so that what the remote dropped
-    /// (a purged value) stays out; an entry they only re-encrypted counts as unchanged. Recipient files
+    /// Files the dropped commits changed, and files holding what they wrote, keep the replay's version,
+    /// so that what the remote dropped (a purged value) stays out, unless the remote holds that version
+    /// now; an entry they only re-encrypted counts as unchanged. Recipient files
     /// keep the replay's version (they merge by key), and entries are encrypted for their folder.
     private mutating func keepMergeByHand(_ resolution: String) throws {
         let output = try repository.run([
@@ -369,12 +370,14 @@ struct SyncIntegration {
         let differing = output.standardOutput.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
             .filter { Self.rank($0) >= 2 }
         guard !differing.isEmpty else { return }
+        // What a dropped commit wrote stays out under any name (git's rename following may have carried
+        // it to another path in the merge): by blob, and for entries by text (a rename may have
+        // re-encrypted it). An entry a dropped commit only re-encrypted is no change.
         var changedByDropped: Set<String> = []
-        // What a dropped commit wrote stays out under any name: git's rename following may have carried
-        // it to another path in the merge.
         var droppedBlobs: Set<String> = []
-        // And what a dropped commit wrote in an entry, by its text: a rename may have re-encrypted it.
         var droppedTexts: [SecureBytes] = []
+        // An entry of a dropped commit this clone cannot read: no entry of the merge can be told from it.
+        var unreadableDropped = false
         for commit in droppedCommits {
             // A root commit is compared with the empty tree (its name depends on the hash git uses).
             let parent =
@@ -382,20 +385,21 @@ struct SyncIntegration {
                 ? try repository.run(["hash-object", "-t", "tree", "/dev/null"]).outputText : commit + "^"
             for change in try repository.changes(from: parent, to: commit) {
                 let path = change.path
-                if let written = try repository.file(path, in: commit) {
-                    droppedBlobs.insert(written.object)
-                    if path.hasSuffix(".gpg"),
-                        let text = try? store.engine.decrypt(repository.blob(written.object))
-                    {
-                        droppedTexts.append(text)
+                let after = try repository.file(path, in: commit)
+                if path.hasSuffix(".gpg"), let after {
+                    guard let text = readableText(after.object) else {
+                        unreadableDropped = true
+                        changedByDropped.insert(path)
+                        continue
                     }
+                    if let before = try repository.file(path, in: parent),
+                        readableText(before.object)?.constantTimeEquals(text) == true
+                    {
+                        continue
+                    }
+                    droppedTexts.append(text)
                 }
-                if path.hasSuffix(".gpg"), let before = try repository.file(path, in: parent),
-                    let after = try repository.file(path, in: commit),
-                    try sameText(before.object, after.object)
-                {
-                    continue
-                }
+                if let after { droppedBlobs.insert(after.object) }
                 changedByDropped.insert(path)
             }
         }
@@ -414,11 +418,11 @@ struct SyncIntegration {
             {
                 continue
             }
-            if !asRemote, path.hasSuffix(".gpg"), let chosen,
-                let text = try? store.engine.decrypt(repository.blob(chosen.object)),
-                droppedTexts.contains(where: { $0.constantTimeEquals(text) })
-            {
-                continue
+            if !asRemote, path.hasSuffix(".gpg"), let chosen {
+                // An entry that cannot be compared keeps the replay's version.
+                guard !unreadableDropped, let text = readableText(chosen.object),
+                    !droppedTexts.contains(where: { $0.constantTimeEquals(text) })
+                else { continue }
             }
             if let chosen {
                 if chosen.mode == "120000" {
@@ -445,6 +449,16 @@ struct SyncIntegration {
         try repository.run(
             ["commit", "--quiet", "--no-verify", "-m", "Keep the merge by hand of '\(upstream)'."]
                 + (sign ? ["-S"] : []))
+    }
+
+    /// The text of the entry blob `object`; `nil` when this clone cannot decrypt it (the caller then
+    /// takes the side that keeps dropped values out).
+    private func readableText(_ object: String) -> SecureBytes? {
+        do {
+            return try store.engine.decrypt(repository.blob(object))
+        } catch {
+            return nil
+        }
     }
 
     /// Merges the remote's commit into the branch with a merge commit.
