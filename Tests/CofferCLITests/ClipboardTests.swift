@@ -7,13 +7,18 @@ import Testing
 @Suite("Clipboard under Xvfb")
 struct ClipboardTests {
     /// An Xvfb server on a display number it picked itself (`-displayfd`); stopped when released.
+    /// `-noreset` keeps it from resetting when its last client leaves: a client that comes during a
+    /// reset is turned away ("Can't open display"), and coffer runs xclip several times in a row.
     final class VirtualDisplay {
         let pid: pid_t
         let name: String
 
         init() throws {
             let started = try TestProcess.startWithOutputPipe(
-                ["Xvfb", "-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "320x240x24"],
+                [
+                    "Xvfb", "-displayfd", "1", "-nolisten", "tcp", "-noreset", "-screen", "0",
+                    "320x240x24",
+                ],
                 environment: ["PATH": "/usr/bin:/bin"])
             defer { close(started.output) }
             guard let number = TestProcess.readLine(started.output, timeout: 20), !number.isEmpty else {
