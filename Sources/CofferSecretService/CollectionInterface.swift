@@ -71,13 +71,15 @@
             // Deleting a locked collection would lose its items without an unlock (gnome-keyring refuses too).
             try requireUnlocked(collection)
             if !collection.inMemory {
-                try items.removeCollection(id: collection.id, items: collection.items.values.map(\.id))
+                // Its stored aliases go in the same commit: both or neither.
+                let stored = storedAliases.filter { $0.value != collection.id }
+                try items.removeCollection(
+                    id: collection.id, items: collection.items.values.map(\.id),
+                    aliases: stored == storedAliases ? nil : stored)
+                if stored != storedAliases { rememberStoredAliases(stored) }
             }
             collections[element] = nil
             aliases = aliases.filter { $0.value != element }
-            if !collection.inMemory {
-                try keepStoredAliases(storedAliases.filter { $0.value != collection.id })
-            }
             emit(Self.root, Self.serviceInterface, "CollectionDeleted", [.objectPath(path)])
             // The session collection is there as long as the provider runs: deleting it empties it.
             if collection.inMemory {

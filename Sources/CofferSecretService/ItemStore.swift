@@ -267,13 +267,18 @@ package struct ItemStore: Sendable {
     }
 
     /// Metadata already read, by entry name, with the stamp of the file it was read from: an entry whose
-    /// file has the same stamp is not decrypted again.
-    package typealias Cache = [String: (stamp: FileStamp, metadata: ItemMetadata)]
+    /// file has the same stamp is not decrypted again. `nil` metadata is an entry that did not decrypt at
+    /// that stamp: it is not tried again (gpg would ask for a passphrase on every change of the store)
+    /// until its file changes or an unlock asks for it.
+    package typealias Cache = [String: (stamp: FileStamp, metadata: ItemMetadata?)]
 
     /// The collections of the store and their items' metadata. Entries not in `cache` with the same stamp
     /// are decrypted (in parallel, through the engine's fast path) and put there; entries that do not
-    /// decrypt are left out and counted.
-    package func load(cache: inout Cache) throws -> (collections: [StoredCollection], unreadable: Int) {
+    /// decrypt are left out and counted. Entries of the collections in `retrying` that did not decrypt
+    /// before are tried again.
+    package func load(cache: inout Cache, retrying: Set<String> = []) throws -> (
+        collections: [StoredCollection], unreadable: Int
+    ) {
         let top = store.root + "/" + Self.folder
         // Links are not followed: a collection or an item is a real folder or file under `secret-service/`,
         // never a way to other entries of the store (or beyond it) that a client could read or change.
@@ -296,10 +301,18 @@ package struct ItemStore: Sendable {
         }
         var fresh: Cache = [:]
         var work: [Int] = []
+        var unreadable = 0
         for (index, name) in names.enumerated() {
-            let entry = Self.entryName(collection: collections[name.collection].id, id: name.id)
-            if let cached = cache[entry], cached.stamp == name.stamp {
+            let collection = collections[name.collection].id
+            let entry = Self.entryName(collection: collection, id: name.id)
+            if let cached = cache[entry], cached.stamp == name.stamp,
+                cached.metadata != nil || !retrying.contains(collection)
+            {
                 fresh[entry] = cached
+                if cached.metadata == nil {
+                    unreadable += 1
+                    collections[name.collection].unreadable += 1
+                }
             } else {
                 work.append(index)
             }
@@ -308,13 +321,13 @@ package struct ItemStore: Sendable {
         let entries = work.map {
             Self.entryName(collection: collections[names[$0].collection].id, id: names[$0].id)
         }
-        var unreadable = 0
         try Parallel.forEach(entries) { name in
             Self.parse(try store.read(name), name: String(name.split(separator: "/").last ?? "")).metadata
         } consume: { index, result in
             guard case .success(let metadata) = result else {
                 unreadable += 1
                 collections[names[work[index]].collection].unreadable += 1
+                fresh[entries[index]] = (names[work[index]].stamp, nil)
                 return
             }
             fresh[entries[index]] = (names[work[index]].stamp, metadata)
@@ -439,30 +452,29 @@ package struct ItemStore: Sendable {
         try store.undoingUncommitted([name]) { try store.remove(name, recursive: false) }
     }
 
-    /// Writes a collection's `.collection` entry.
-    package func writeCollection(id: String, label: String, created: UInt64) throws {
+    /// Writes a collection's `.collection` entry, and with `aliases` the aliases entry (``writeAliases(_:)``),
+    /// as one commit: both or neither.
+    package func writeCollection(id: String, label: String, created: UInt64, aliases: [String: String]? = nil)
+        throws
+    {
         try refuseLinks(collection: id, id: Self.collectionEntry)
         let metadata = ItemMetadata(label: label, attributes: [:], created: created)
         let name = Self.entryName(collection: id, id: Self.collectionEntry)
-        try store.undoingUncommitted([name]) {
-            guard store.contains(name) else {
-                try store.write(
-                    name, Self.entryText(secret: SecureBytes([]), metadata: metadata),
-                    commitMessage: "Add Secret Service collection \(Self.folder)/\(id).")
-                return
-            }
+        let isNew = !store.contains(name)
+        let collection = PasswordStore.EntryChange.set(name) { text in
+            guard let text else { return Self.entryText(secret: SecureBytes([]), metadata: metadata) }
             // A person's lines in it stay, as in an item; a first line that is not one line of text is
             // theirs to edit.
-            try store.update(name, commitMessage: "Update Secret Service collection \(Self.folder)/\(id).") {
-                text in
-                try Self.withMetadata(text, name: name, id: id, what: "label") { found in
-                    var kept = found
-                    kept.label = label
-                    kept.created = created
-                    return kept
-                }
+            return try Self.withMetadata(text, name: name, id: id, what: "label") { found in
+                var kept = found
+                kept.label = label
+                kept.created = created
+                return kept
             }
         }
+        try store.change(
+            [collection] + (try aliases.map { [try aliasesChange($0)] } ?? []),
+            commitMessage: "\(isNew ? "Add" : "Update") Secret Service collection \(Self.folder)/\(id).")
     }
 
     /// The entry that keeps the aliases clients set (`SetAlias`), beside the collections' folders: each
@@ -480,6 +492,11 @@ package struct ItemStore: Sendable {
     /// Keeps `aliases` (alias to collection folder) in the store, committed; the entry goes when none is
     /// left.
     package func writeAliases(_ aliases: [String: String]) throws {
+        try store.change([try aliasesChange(aliases)], commitMessage: "Update Secret Service aliases.")
+    }
+
+    /// The change of the aliases entry that makes it hold `aliases`.
+    func aliasesChange(_ aliases: [String: String]) throws -> PasswordStore.EntryChange {
         let name = Self.aliasesEntry
         let path = store.entryPath(name)
         let kind = FileSystem.kind(path)
@@ -487,31 +504,23 @@ package struct ItemStore: Sendable {
         guard kind == .file || kind == .missing, top == .directory || top == .missing else {
             throw CofferError(.invalidName, "\(Quoting.quoted(path)) is not a plain file", paths: [path])
         }
-        let text = Self.entryText(
-            secret: SecureBytes([]), metadata: ItemMetadata(label: "", attributes: aliases, created: 0))
-        try store.undoingUncommitted([name]) {
-            if aliases.isEmpty {
-                if kind == .file {
-                    try store.remove(entries: [name], commitMessage: "Update Secret Service aliases.")
-                }
-            } else if kind == .missing {
-                try store.write(name, text, commitMessage: "Update Secret Service aliases.")
-            } else {
-                try store.update(name, commitMessage: "Update Secret Service aliases.") { _ in text }
-            }
+        guard !aliases.isEmpty else { return .remove(name) }
+        return .set(name) { _ in
+            Self.entryText(
+                secret: SecureBytes([]), metadata: ItemMetadata(label: "", attributes: aliases, created: 0))
         }
     }
 
     /// Removes a collection: the entries of `items` (the items the provider serves) and its `.collection`
-    /// entry, as one commit. Other entries a person keeps in the folder (in subfolders, or that do not
-    /// decrypt) and its `.gpg-id` stay; the folder goes only when it is left empty.
-    package func removeCollection(id: String, items: [String]) throws {
+    /// entry, and with `aliases` writes the aliases entry, as one commit. Other entries a person keeps in
+    /// the folder (in subfolders, or that do not decrypt) and its `.gpg-id` stay; the folder goes only
+    /// when it is left empty.
+    package func removeCollection(id: String, items: [String], aliases: [String: String]? = nil) throws {
         for item in items + [Self.collectionEntry] { try refuseLinks(collection: id, id: item) }
         let names = (items + [Self.collectionEntry]).map { Self.entryName(collection: id, id: $0) }
-        try store.undoingUncommitted(names) {
-            try store.remove(
-                entries: names, commitMessage: "Remove Secret Service collection \(Self.folder)/\(id).")
-        }
+        try store.change(
+            names.map { .remove($0) } + (try aliases.map { [try aliasesChange($0)] } ?? []),
+            commitMessage: "Remove Secret Service collection \(Self.folder)/\(id).")
     }
 }
 

@@ -66,7 +66,17 @@
                     }
                 }
                 // What did not decrypt before the unlock is read now.
-                if !unlocked.isEmpty { refresh() }
+                if !unlocked.isEmpty {
+                    refresh(
+                        retrying: Set(
+                            unlocked.compactMap { path -> String? in
+                                switch resolve(path) {
+                                case .collection(let element)?, .item(let element, _)?:
+                                    return collections[element]?.id
+                                default: return nil
+                                }
+                            }))
+                }
                 emit(
                     path, Self.promptInterface, "Completed",
                     [.boolean(unlocked.isEmpty), .variant(.objectPaths(unlocked))])
@@ -128,11 +138,21 @@
 
         /// Whether the entries of `collection` decrypt now (gpg asks for the passphrase through pinentry when
         /// the agent does not hold it).
+        ///
+        /// When some of its entries did not decrypt, one of those must decrypt now: an entry that needs no
+        /// passphrase (a `.collection` entry encrypted to another key) proves nothing. Only one is tried,
+        /// so that a cancelled pinentry is asked once; the others are read by the refresh that follows.
         func unlockCollection(_ collection: Collection) -> Bool {
             if collection.inMemory { return true }
-            // With no item read yet (none decrypted when it was loaded), one of its entries must decrypt now.
+            let prefix = ItemStore.folder + "/" + collection.id + "/"
+            let failed = cache.filter { $0.value.metadata == nil && $0.key.hasPrefix(prefix) }.keys.map {
+                String($0.dropFirst(prefix.count))
+            }.filter { !$0.contains("/") }.sorted()
+            // With nothing that failed, one of its entries must decrypt now (after a Lock, gpg-agent has
+            // forgotten the passphrase).
             guard
-                let id = collection.items.values.first?.id ?? items.entryIDs(collection: collection.id).first
+                let id = failed.first ?? collection.items.values.first?.id
+                    ?? items.entryIDs(collection: collection.id).first
             else { return true }
             return (try? items.read(collection: collection.id, id: id)) != nil
         }

@@ -207,9 +207,10 @@
 
         // MARK: - The index
 
-        /// Reads every item's metadata; returns how many entries did not decrypt.
-        func loadIndex() throws -> Int {
-            let loaded = try items.load(cache: &cache)
+        /// Reads every item's metadata; returns how many entries did not decrypt. Entries that did not
+        /// decrypt before are tried again only in the collections (folder ids) of `retrying`.
+        func loadIndex(retrying: Set<String> = []) throws -> Int {
+            let loaded = try items.load(cache: &cache, retrying: retrying)
             var fresh: [String: Collection] = [:]
             for stored in loaded.collections {
                 // Without a `.collection` entry, `login` is labelled as gnome-keyring labels it, others by folder.
@@ -259,10 +260,11 @@
             aliases[Self.sessionAlias] = Self.sessionAlias
         }
 
-        /// Reads the index again after a change on disk, and tells clients what changed.
-        func refresh() {
+        /// Reads the index again after a change on disk (or an unlock of the collections `retrying`), and
+        /// tells clients what changed.
+        func refresh(retrying: Set<String> = []) {
             let before = collections
-            guard (try? loadIndex()) != nil else { return }
+            guard (try? loadIndex(retrying: retrying)) != nil else { return }
             for (element, collection) in collections {
                 let path = Self.collectionPath(element)
                 guard let old = before[element] else {

@@ -147,6 +147,11 @@
         func keepStoredAliases(_ stored: [String: String]) throws {
             guard stored != storedAliases else { return }
             try items.writeAliases(stored)
+            rememberStoredAliases(stored)
+        }
+
+        /// Records that the store now keeps `stored` (just written).
+        func rememberStoredAliases(_ stored: [String: String]) {
             storedAliases = stored
             aliasesStamp = ItemStore.FileStamp(path: items.store.entryPath(ItemStore.aliasesEntry))
         }
@@ -176,13 +181,18 @@
                 id = alias == "default" ? "login" + String(number) : newID()
             }
             let now = ItemStore.now()
-            try items.writeCollection(id: id, label: label, created: now)
+            // A stored alias is written with the collection, in one commit: both or neither.
+            var stored = storedAliases
+            if Self.isStoredAlias(alias) { stored[alias] = id }
+            try items.writeCollection(
+                id: id, label: label, created: now, aliases: stored == storedAliases ? nil : stored)
             items.remember(
                 ItemStore.entryName(collection: id, id: ItemStore.collectionEntry),
                 ItemMetadata(label: label, attributes: [:], created: now), in: &cache)
             let element = Self.diskElement(id)
             collections[element] = Collection(id: id, label: label, created: now, modified: now)
-            if !alias.isEmpty { try setAlias(alias, to: element) }
+            if stored != storedAliases { rememberStoredAliases(stored) }
+            if !alias.isEmpty { aliases[alias] = element }
             let path = Self.collectionPath(element)
             emit(Self.root, Self.serviceInterface, "CollectionCreated", [.objectPath(path)])
             return path

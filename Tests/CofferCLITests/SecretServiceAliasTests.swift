@@ -105,4 +105,64 @@ struct SecretServiceAliasTests {
         #expect(try bus.installed.uncommitted().isEmpty)
         #expect(!(try bus.clearBytes()).contains("work-2"))
     }
+
+    @Test(
+        "A collection and its alias are one commit, made or removed together; a refused commit changes neither"
+    )
+    func aliasCommittedWithCollection() throws {
+        let bus = try SecretServiceSandbox()
+        try #"""
+        import sys, secretstorage
+        from secretstorage.util import DBusAddressWrapper, SS_PATH, SERVICE_IFACE
+        bus = secretstorage.dbus_init()
+        service = DBusAddressWrapper(SS_PATH, SERVICE_IFACE, bus)
+        def labels():
+            return sorted(c.get_label() for c in secretstorage.get_all_collections(bus))
+        def attempt(what, call):
+            try:
+                call()
+                print(what, "done")
+            except Exception as error:
+                print(what, "failed")
+        if sys.argv[1] == "make":
+            attempt("make", lambda: secretstorage.create_collection(bus, "Work", "work-3"))
+        elif sys.argv[1] == "refused":
+            attempt("make", lambda: secretstorage.create_collection(bus, "Refused", "work-4"))
+            print("work-4", service.call("ReadAlias", "s", "work-4"))
+            attempt("delete", lambda: secretstorage.get_collection_by_alias(bus, "work-3").delete())
+            print("work-3", secretstorage.get_collection_by_alias(bus, "work-3").get_label())
+        else:
+            attempt("delete", lambda: secretstorage.get_collection_by_alias(bus, "work-3").delete())
+            print("work-3", service.call("ReadAlias", "s", "work-3"))
+        print(labels())
+        """#.write(toFile: bus.installed.sandbox.directory + "/alias_commits.py")
+        let result = try bus.check(
+            #"""
+            set -e
+            script="$(dirname "$0")/alias_commits.py"
+            start_provider
+            python3 "$script" make
+            git -C "$PASSWORD_STORE_DIR" log -1 --format=%s --name-only | sed 's|/[0-9a-f]*/|/ID/|'
+            printf '#!/bin/sh\nexit 1\n' > "$PASSWORD_STORE_DIR/.git/hooks/pre-commit"
+            chmod 755 "$PASSWORD_STORE_DIR/.git/hooks/pre-commit"
+            python3 "$script" refused
+            rm "$PASSWORD_STORE_DIR/.git/hooks/pre-commit"
+            python3 "$script" delete
+            git -C "$PASSWORD_STORE_DIR" log -1 --format=%s --name-only | sed 's|/[0-9a-f]*/|/ID/|'
+            """#)
+        let lines = result.outputText.split(separator: "\n", omittingEmptySubsequences: false).map(
+            String.init)
+        let folder = lines.count > 2 ? lines[2] : ""
+        #expect(
+            lines == [
+                "make done", "['', 'Login', 'Work']",
+                folder.hasPrefix("Add Secret Service collection secret-service/") ? folder : "Add ...",
+                "", "secret-service/.aliases.gpg", "secret-service/ID/.collection.gpg",
+                "make failed", "work-4 ('/',)", "delete failed", "work-3 Work", "['', 'Login', 'Work']",
+                "delete done", "work-3 ('/',)", "['', 'Login']",
+                "Remove" + folder.dropFirst("Add".count),
+                "", "secret-service/.aliases.gpg", "secret-service/ID/.collection.gpg", "",
+            ], "\(result.outputText)\(result.errorText)")
+        #expect(try bus.installed.uncommitted().isEmpty)
+    }
 }

@@ -746,6 +746,71 @@ struct SecretServiceTests {
         #expect(try bus.installed.uncommitted().isEmpty)
     }
 
+    @Test("An entry that did not decrypt is not tried again on every change: pinentry is not asked each time")
+    func unreadableNotRetried() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            make_lock_key
+            # A pinentry that counts how often it is asked, and is cancelled.
+            count="$(dirname "$0")/pinentry-count"
+            printf '#!/bin/sh\necho asked >> "%s"\nexit 1\n' "$count" > "$count-ing"
+            chmod 755 "$count-ing"
+            printf 'pinentry-program %s\n' "$count-ing" >> "$GNUPGHOME/gpg-agent.conf"
+            gpgconf --kill gpg-agent
+            /usr/bin/pass init -p secret-service/login "$fpr" >/dev/null
+            printf 'locked-Sekret\n' | gpg --batch --quiet -e -r "$fpr" -o "$PASSWORD_STORE_DIR/secret-service/login/held.gpg"
+            start_provider
+            asked() { [ -f "$count" ] && wc -l < "$count" || echo 0; }
+            first=$(asked)
+            [ "$first" -ge 1 ] && echo "asked at start"
+            # Changes of the store (another collection, readable) make the provider read it again.
+            served() {
+                python3 -c '
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            print(sum(1 for c in secretstorage.get_all_collections(bus) for i in c.get_all_items()))'
+            }
+            for n in 1 2 3; do
+                printf 'free-%s\n' "$n" | /usr/bin/pass insert -m "secret-service/free/item-$n" >/dev/null
+                for i in $(seq 100); do [ "$(served)" = "$n" ] && break; sleep 0.1; done
+            done
+            echo "served $(served)"
+            echo "asked again: $(( $(asked) - first ))"
+            """#)
+        #expect(
+            result.outputText == "asked at start\nserved 3\nasked again: 0\n",
+            "\(result.outputText)\(result.errorText)")
+    }
+
+    @Test("Unlock needs an entry that did not decrypt: a .collection entry of another key unlocks nothing")
+    func unlockNeedsLockedEntry() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            make_lock_key
+            printf 'pinentry-program /bin/false\n' >> "$GNUPGHOME/gpg-agent.conf"
+            gpgconf --kill gpg-agent
+            /usr/bin/pass init -p secret-service/login "$fpr" >/dev/null
+            folder="$PASSWORD_STORE_DIR/secret-service/login"
+            printf 'locked-Sekret\n' | gpg --batch --quiet -e -r "$fpr" -o "$folder/held.gpg"
+            # A .collection entry encrypted to the store's own key, which needs no passphrase.
+            printf '\nlabel: Planted\n' | gpg --batch --quiet -e -r "$(head -n 1 "$PASSWORD_STORE_DIR/.gpg-id")" -o "$folder/.collection.gpg"
+            start_provider
+            python3 -c '
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            c = secretstorage.get_default_collection(bus)
+            print("locked", c.is_locked())
+            print("dismissed", c.unlock())
+            print("locked", c.is_locked(), len(list(c.get_all_items())))
+            '
+            """#)
+        #expect(
+            result.outputText == "locked True\ndismissed True\nlocked True 0\n",
+            "\(result.outputText)\(result.errorText)")
+    }
+
     @Test("An entry made by hand is an item; changing it through the bus keeps its other lines")
     func handMadeEntry() throws {
         let bus = try SecretServiceSandbox()

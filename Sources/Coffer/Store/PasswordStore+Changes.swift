@@ -97,6 +97,74 @@ extension PasswordStore {
         }
     }
 
+    /// One entry's part of a change of several entries (``change(_:commitMessage:)``).
+    package enum EntryChange {
+        /// Entry `name` becomes what the closure makes of its plaintext (`nil` when it is new).
+        case set(String, (SecureBytes?) throws -> SecureBytes)
+        /// Entry `name` goes (nothing when it is not there).
+        case remove(String)
+
+        var name: String {
+            switch self {
+            case .set(let name, _), .remove(let name): name
+            }
+        }
+    }
+
+    /// Writes and removes several entries as one change, committed with `commitMessage`: whole or
+    /// absent, the commit included. Every new text is encrypted before any file is touched; entries that
+    /// are links are refused.
+    package func change(_ changes: [EntryChange], commitMessage: String) throws {
+        try withStoreLock {
+            var writes: [(path: String, ciphertext: [UInt8])] = []
+            var removals: [String] = []
+            for change in changes {
+                let name = change.name
+                try validateNewName(name)
+                let path = entryPath(name)
+                try checkInsideStore(path)
+                let kind = FileSystem.kind(path)
+                guard kind == .file || kind == .missing else {
+                    throw CofferError(
+                        .invalidName, "\(Quoting.quoted(name)) is not a plain file; nothing was changed",
+                        paths: [name])
+                }
+                switch change {
+                case .remove:
+                    if kind == .file { removals.append(path) }
+                case .set(_, let make):
+                    if kind == .file {
+                        let version = try readVersion(name)
+                        let text = try make(version.plaintext)
+                        writes.append(
+                            (path, try encryptForRewrite(text, name: name, existing: version.ciphertext)))
+                    } else {
+                        writes.append((path, try encryptForWrite(try make(nil), name: name)))
+                    }
+                }
+            }
+            let paths = writes.map(\.path) + removals
+            guard let first = paths.first else { return }
+            try git(for: first)?.ensureNoUnfinishedOperation()
+            // After the change or its undoing: a folder that still holds a file put back stays.
+            defer {
+                for folder in Set(removals.map(FileSystem.parent(of:))) { removeEmptyFolders(from: folder) }
+            }
+            try whole(paths) { _ in
+                for write in writes {
+                    try FileSystem.makeDirectories(
+                        FileSystem.parent(of: write.path), mode: configuration.folderMode)
+                    removeStrayTemporaryFiles(in: FileSystem.parent(of: write.path))
+                    try FileSystem.atomicWrite(
+                        write.path, bytes: write.ciphertext, mode: configuration.fileMode)
+                    try? recordWritten(write.ciphertext, at: write.path)
+                }
+                for path in removals { try FileSystem.remove(path) }
+                try commit(paths, commitMessage)
+            }
+        }
+    }
+
     /// Runs `change`, which writes or removes the entries `names` and commits, under the store's lock. When
     /// it fails because git did not commit (a hook refused, git was stopped), the entries are put back as
     /// they were: changed or removed files get their old bytes, new ones go with the folders they leave

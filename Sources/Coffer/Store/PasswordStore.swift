@@ -306,8 +306,7 @@ public struct PasswordStore: Sendable {
     /// Encrypts `contents` for ``rewrite(_:_:of:commitMessage:)``: as the user's own write
     /// (``encryptForWrite(_:name:)``) when `existing` was written for the folder, else for the keys the
     /// policy allows it.
-    private func encryptForRewrite(_ contents: SecureBytes, name: String, existing: [UInt8]) throws -> [UInt8]
-    {
+    func encryptForRewrite(_ contents: SecureBytes, name: String, existing: [UInt8]) throws -> [UInt8] {
         guard let acceptance = try acceptance(at: entryPath(name)) else {
             return try encryptForWrite(contents, name: name)
         }
