@@ -61,6 +61,8 @@ bench() { # name runs command-for-coffer command-for-pass [prepare]
     [[ -n $prepare ]] && args+=(--prepare "$prepare")
     hyperfine "${args[@]}" -n coffer "$ours" -n pass "$theirs" -n "gpg -d" "gpg --quiet --batch -d $one" >&2
 }
+# BENCH_ONLY=secret-service measures the Secret Service alone.
+if [[ ${BENCH_ONLY:-} != secret-service ]]; then
 bench show "$runs" "$coffer show folder5/entry500" "pass show folder5/entry500"
 bench version "$runs" "$coffer --version" "pass --version"
 PASSWORD_STORE_DIR="$big" bench ls "$runs" "$coffer ls" "pass ls"
@@ -76,23 +78,40 @@ bench init "$slow_runs" "$coffer init $curve $rsa" "pass init $curve $rsa" "$res
 rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1; }
 show_rss=$(rss "$coffer" show folder5/entry500)
 grep_rss=$(PASSWORD_STORE_DIR="$big" rss "$coffer" grep zzz-no-match)
+else
+    show_rss=0 grep_rss=0
+fi
 
-# The Secret Service over 1,000 items, on a private session bus: SearchItems and GetSecrets from one
-# client, cold (from the provider's start, its index read from the entries) and warm.
+# The Secret Service over 10,000 items (BENCH_SS_ITEMS), on a private session bus: SearchItems and
+# GetSecrets from one client, from the provider's start without and with its kept index, and warm;
+# then secret-tool creating items against coffer and gnome-keyring-daemon.
 echo "bench: secret-service" >&2
-mkdir -p "$store/secret-service/login"
+ss_items=${BENCH_SS_ITEMS:-10000}
+login="$store/secret-service/login"
+mkdir -p "$login"
 for i in $(seq -w 0 999); do
     printf 'secret-%s\nlabel: Item %s\ncontent-type: text/plain\ncreated: 1\nmodified: 1\nattribute.service: bench\nattribute.user: user%s\n' \
         "$i" "$i" "$((10#$i))" \
         | gpg --quiet --batch --yes --compress-algo=none --no-encrypt-to -e -r "$curve" \
-            -o "$store/secret-service/login/item$i.gpg"
+            -o "$login/item$i.gpg"
 done
+# The rest are copies of one ciphertext (service bench, user copy): decrypting them costs the same.
+printf 'secret-copy\nlabel: Copy\ncontent-type: text/plain\ncreated: 1\nmodified: 1\nattribute.service: bench\nattribute.user: copy\n' \
+    | gpg --quiet --batch --yes --compress-algo=none --no-encrypt-to -e -r "$curve" -o "$sandbox/copy.gpg"
+for i in $(seq 1000 $((ss_items - 1))); do cp "$sandbox/copy.gpg" "$login/copy$i.gpg"; done
+create_store="$sandbox/create-store"
+PASSWORD_STORE_DIR="$create_store" pass init "$curve" >/dev/null
+PASSWORD_STORE_DIR="$create_store" pass git init -q >/dev/null
+mkdir -p "$sandbox/keyring"
 # A session bus that starts nothing by activation (no gnome-keyring behind coffer's back).
 printf '%s\n' '<busconfig><type>session</type><listen>unix:tmpdir=/tmp</listen><auth>EXTERNAL</auth>' \
     '<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/>' \
     '<allow own="*"/></policy></busconfig>' \
     > "$sandbox/session.conf"
-dbus-run-session --config-file="$sandbox/session.conf" -- /usr/bin/python3 "$root/scripts/bench_secret_service.py" "$coffer" "$slow_runs" \
+dbus-run-session --config-file="$sandbox/session.conf" -- /usr/bin/python3 "$root/scripts/bench_secret_service.py" \
+    "$coffer" "$slow_runs" "$ss_items" "$create_store" "$sandbox/keyring" \
     > "$out/secret-service.json"
 
-python3 "$root/scripts/bench_report.py" "$out" "$show_rss" "$grep_rss" "$root/bench/results.json"
+results="$root/bench/results.json"
+[[ ${BENCH_ONLY:-} == secret-service ]] && results="$root/bench/secret-service.json"
+python3 "$root/scripts/bench_report.py" "$out" "$show_rss" "$grep_rss" "$results"

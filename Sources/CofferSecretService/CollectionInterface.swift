@@ -134,8 +134,8 @@
                 collection.secrets[id] = bytes
             } else {
                 try items.write(collection: collection.id, id: id, secret: bytes, metadata: metadata)
-                items.remember(
-                    ItemStore.entryName(collection: collection.id, id: id), metadata, in: &cache)
+                remember(
+                    ItemStore.entryName(collection: collection.id, id: id), metadata)
             }
             let itemElement = Self.pathElement(id)
             collection.items[itemElement] = Item(id: id, metadata: metadata)

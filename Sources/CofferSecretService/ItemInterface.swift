@@ -95,8 +95,8 @@
             } else {
                 try items.write(
                     collection: collection.id, id: item.id, secret: secret, metadata: metadata)
-                items.remember(
-                    ItemStore.entryName(collection: collection.id, id: item.id), metadata, in: &cache)
+                remember(
+                    ItemStore.entryName(collection: collection.id, id: item.id), metadata)
             }
             collections[element]?.items[itemElement]?.metadata = metadata
             emit(collectionPath, Self.collectionInterface, "ItemChanged", [.objectPath(path)])
@@ -133,8 +133,8 @@
             metadata.modified = ItemStore.now()
             if !collection.inMemory {
                 try items.update(collection: collection.id, id: item.id, metadata: metadata)
-                items.remember(
-                    ItemStore.entryName(collection: collection.id, id: item.id), metadata, in: &cache)
+                remember(
+                    ItemStore.entryName(collection: collection.id, id: item.id), metadata)
             }
             collections[element]?.items[itemElement]?.metadata = metadata
             let collectionPath = Self.collectionPath(element)
@@ -149,9 +149,9 @@
             try requireUnlocked(collection)
             if !collection.inMemory {
                 try items.writeCollection(id: collection.id, label: label, created: collection.created)
-                items.remember(
+                remember(
                     ItemStore.entryName(collection: collection.id, id: ItemStore.collectionEntry),
-                    ItemMetadata(label: label, attributes: [:], created: collection.created), in: &cache)
+                    ItemMetadata(label: label, attributes: [:], created: collection.created))
             }
             collection.label = label
             collections[element] = collection

@@ -78,16 +78,7 @@ package struct ItemStore: Sendable {
     package static func entryText(secret: SecureBytes, metadata: ItemMetadata, keeping: [[UInt8]] = [])
         -> SecureBytes
     {
-        var fields: [(String, String)] = [
-            ("label", escape(metadata.label, isName: false)),
-            ("content-type", escape(metadata.contentType, isName: false)),
-            ("created", String(metadata.created)),
-            ("modified", String(metadata.modified)),
-        ]
-        if !metadata.type.isEmpty { fields.append(("type", escape(metadata.type, isName: false))) }
-        for (name, value) in metadata.attributes.sorted(by: { $0.key < $1.key }) {
-            fields.append(("attribute." + escape(name, isName: true), escape(value, isName: false)))
-        }
+        var fields = metadataFields(metadata)
         let sink = SecureByteSink()
         let isOneLine = secret.withUnsafeBytes { buffer in
             !buffer.contains(UInt8(ascii: "\n")) && !buffer.contains(UInt8(ascii: "\r"))
@@ -108,6 +99,21 @@ package struct ItemStore: Sendable {
             sink.append("\n")
         }
         return sink.finish()
+    }
+
+    /// The provider's fields for `metadata`, keys and values escaped: each one line.
+    static func metadataFields(_ metadata: ItemMetadata) -> [(String, String)] {
+        var fields: [(String, String)] = [
+            ("label", escape(metadata.label, isName: false)),
+            ("content-type", escape(metadata.contentType, isName: false)),
+            ("created", String(metadata.created)),
+            ("modified", String(metadata.modified)),
+        ]
+        if !metadata.type.isEmpty { fields.append(("type", escape(metadata.type, isName: false))) }
+        for (name, value) in metadata.attributes.sorted(by: { $0.key < $1.key }) {
+            fields.append(("attribute." + escape(name, isName: true), escape(value, isName: false)))
+        }
+        return fields
     }
 
     /// Whether the two texts have the same first line, byte for byte.
@@ -155,18 +161,10 @@ package struct ItemStore: Sendable {
         var metadata = ItemMetadata(label: name, attributes: [:], created: 0)
         var isBase64 = false
         for field in secret.fields {
-            let value = unescape(field.value)
-            switch field.key {
-            case "label": metadata.label = value
-            case "content-type": metadata.contentType = value
-            case "type": metadata.type = value
-            case "created": metadata.created = UInt64(value) ?? 0
-            case "modified": metadata.modified = UInt64(value) ?? 0
-            case "secret-encoding": isBase64 = value == "base64"
-            default:
-                if field.key.hasPrefix("attribute.") {
-                    metadata.attributes[unescape(String(field.key.dropFirst("attribute.".count)))] = value
-                }
+            if field.key == "secret-encoding" {
+                isBase64 = unescape(field.value) == "base64"
+            } else {
+                apply(key: field.key, value: field.value, to: &metadata)
             }
         }
         var line = secret.passwordBytes
@@ -176,6 +174,23 @@ package struct ItemStore: Sendable {
             return (SecureBytes(decoded), metadata)
         }
         return (SecureBytes(line), metadata)
+    }
+
+    /// Sets what the provider's field `key` with the (escaped) `value` says in `metadata`; other keys are
+    /// not the provider's and change nothing.
+    static func apply(key: String, value escaped: String, to metadata: inout ItemMetadata) {
+        let value = unescape(escaped)
+        switch key {
+        case "label": metadata.label = value
+        case "content-type": metadata.contentType = value
+        case "type": metadata.type = value
+        case "created": metadata.created = UInt64(value) ?? 0
+        case "modified": metadata.modified = UInt64(value) ?? 0
+        default:
+            if key.hasPrefix("attribute.") {
+                metadata.attributes[unescape(String(key.dropFirst("attribute.".count)))] = value
+            }
+        }
     }
 
     /// `text` with `%`, control characters, and (for names) `:` and blanks written as `%XX`; blanks at
@@ -254,6 +269,15 @@ package struct ItemStore: Sendable {
         var seconds: Int
         var nanoseconds: Int
 
+        /// A stamp as an index recorded it.
+        init(device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int) {
+            self.device = device
+            self.inode = inode
+            self.size = size
+            self.seconds = seconds
+            self.nanoseconds = nanoseconds
+        }
+
         /// The stamp of the file at `path`, `nil` when it cannot be read.
         package init?(path: String) {
             var info = stat()
@@ -276,15 +300,18 @@ package struct ItemStore: Sendable {
     /// are decrypted (in parallel, through the engine's fast path) and put there; entries that do not
     /// decrypt are left out and counted. Entries of the collections in `retrying` that did not decrypt
     /// before are tried again.
+    ///
+    /// `changed` tells whether the cache now holds other entries or versions than before.
     package func load(cache: inout Cache, retrying: Set<String> = []) throws -> (
-        collections: [StoredCollection], unreadable: Int
+        collections: [StoredCollection], unreadable: Int, changed: Bool
     ) {
         let top = store.root + "/" + Self.folder
         // Links are not followed: a collection or an item is a real folder or file under `secret-service/`,
         // never a way to other entries of the store (or beyond it) that a client could read or change.
         guard FileSystem.kind(top) == .directory else {
+            let changed = !cache.isEmpty
             cache = [:]
-            return ([], 0)
+            return ([], 0, changed)
         }
         var collections: [StoredCollection] = []
         var names: [(collection: Int, id: String, stamp: FileStamp)] = []
@@ -344,8 +371,9 @@ package struct ItemStore: Sendable {
                 collections[name.collection].items[name.id] = metadata
             }
         }
+        let changed = !work.isEmpty || fresh.count != cache.count
         cache = fresh
-        return (collections, unreadable)
+        return (collections, unreadable, changed)
     }
 
     /// The ids of the entries in `collection`'s folder (its `.collection` entry among them), links left

@@ -15,6 +15,9 @@
         case replaced
         /// The store changed on disk and the index was read again.
         case refreshed(items: Int)
+        /// The index kept in the cache folder could not be written (`reason`); the next start decrypts
+        /// the entries it would have held.
+        case indexNotWritten(reason: String)
     }
 
     /// Why the provider could not start.
@@ -53,12 +56,35 @@
             var created: UInt64
             var modified: UInt64
             /// The items, by object-path element.
-            var items: [String: Item] = [:]
+            var items: [String: Item] = [:] {
+                didSet { lookup = AttributeLookup() }
+            }
+            /// The items by attribute, made when first searched after a change of the items.
+            var lookup = AttributeLookup()
             var locked = false
             /// Whether it is the `session` collection: kept in memory only, never written to the store.
             var inMemory = false
             /// The secrets of an in-memory collection's items, by item id (wiped when freed).
             var secrets: [String: SecureBytes] = [:]
+        }
+
+        /// A collection's items by attribute name and value, made from its items when first asked for.
+        final class AttributeLookup {
+            private var table: [String: [String: [String]]]?
+
+            /// The elements of the items whose attribute `name` is `value`.
+            func elements(_ name: String, _ value: String, in items: [String: Item]) -> [String] {
+                if table == nil {
+                    var made: [String: [String: [String]]] = [:]
+                    for (element, item) in items {
+                        for (key, found) in item.metadata.attributes {
+                            made[key, default: [:]][found, default: []].append(element)
+                        }
+                    }
+                    table = made
+                }
+                return table?[name]?[value] ?? []
+            }
         }
 
         /// The alias of the collection kept in memory only (libsecret's `SECRET_COLLECTION_SESSION`).
@@ -106,6 +132,12 @@
         var counter = 0
         /// The metadata read from each entry, with its file's stamp.
         var cache: ItemStore.Cache = [:]
+        /// The index of the cache kept in the user's cache folder, so that a start needs no decryption.
+        let index: ItemIndex
+        /// Since when (monotonic seconds) the cache holds what the kept index does not; `nil` when none.
+        var indexStaleSince: Double?
+        /// How long the cache stays unwritten after a change: a burst of writes is one index write.
+        static let indexDelay = 2.0
         var running = true
         /// The sender of the call being handled.
         var caller = ""
@@ -125,18 +157,33 @@
         ///
         /// With `connecting` false there is no bus: calls are made with ``call(_:_:_:_:from:)`` (tests of the
         /// handlers), and ``run(replace:)`` fails.
+        ///
+        /// The index of the items is kept under `indexFolder` (by default in the user's cache folder).
         package init(
-            store: PasswordStore, connecting: Bool = true, onEvent: @escaping (ProviderEvent) -> Void
+            store: PasswordStore, connecting: Bool = true, indexFolder: String? = nil,
+            onEvent: @escaping (ProviderEvent) -> Void
         )
             throws
         {
             stopSignals = StopSignals()
             items = ItemStore(store: store)
+            index = ItemIndex(store: items.store, base: indexFolder)
             self.onEvent = onEvent
             if connecting {
                 let bus = try BusConnection()
                 try bus.waitUntilReady()
                 self.bus = bus
+            }
+            // What the kept index says of each collection's entries, used where their files have the
+            // stamps it recorded.
+            let top = items.store.root + "/" + ItemStore.folder
+            if FileSystem.kind(top) == .directory {
+                for folder in (try? FileSystem.contents(of: top)) ?? []
+                where folder.utf8.first != UInt8(ascii: ".")
+                    && FileSystem.kind(top + "/" + folder) == .directory
+                {
+                    cache.merge(index.read(collection: folder)) { old, _ in old }
+                }
             }
             unreadable = try loadIndex()
             makeSessionCollection()
@@ -194,15 +241,46 @@
                                 ?? "signal \(signal)"))
                     break
                 }
+                var timeout: Int32 = children.isEmpty ? 60_000 : 200
+                if let since = indexStaleSince {
+                    let left = since + Self.indexDelay - ChildProcess.monotonicSeconds()
+                    timeout = min(timeout, Int32(max(0, left * 1000).rounded(.up)))
+                }
                 let ready = bus.wait(
-                    extra: [watcher.descriptor, stopSignals.descriptor].compactMap { $0 },
-                    timeout: children.isEmpty ? 60_000 : 200)
+                    extra: [watcher.descriptor, stopSignals.descriptor].compactMap { $0 }, timeout: timeout)
                 if let descriptor = watcher.descriptor, ready.contains(descriptor), watcher.drain() {
                     refresh()
                 }
                 children = children.filter { waitpid($0, nil, WNOHANG) == 0 }
+                if let since = indexStaleSince, ChildProcess.monotonicSeconds() >= since + Self.indexDelay {
+                    saveIndex()
+                }
             }
             bus.flush()
+            if indexStaleSince != nil { saveIndex() }
+        }
+
+        /// Writes the index of every collection in the store to the cache folder.
+        package func saveIndex() {
+            indexStaleSince = nil
+            let stored = collections.values.filter { !$0.inMemory }.map(\.id)
+            do {
+                try index.write(collections: stored, cache: cache)
+            } catch {
+                onEvent(.indexNotWritten(reason: (error as? CofferError)?.message ?? "\(error)"))
+            }
+        }
+
+        /// Records in the cache what was just written to entry `name`, so that the next load does not
+        /// decrypt it; the kept index is written soon after.
+        func remember(_ name: String, _ metadata: ItemMetadata) {
+            items.remember(name, metadata, in: &cache)
+            indexChanged()
+        }
+
+        /// Notes that the cache holds what the kept index does not.
+        func indexChanged() {
+            if indexStaleSince == nil { indexStaleSince = ChildProcess.monotonicSeconds() }
         }
 
         // MARK: - The index
@@ -211,6 +289,7 @@
         /// decrypt before are tried again only in the collections (folder ids) of `retrying`.
         func loadIndex(retrying: Set<String> = []) throws -> Int {
             let loaded = try items.load(cache: &cache, retrying: retrying)
+            if loaded.changed { indexChanged() }
             var fresh: [String: Collection] = [:]
             for stored in loaded.collections {
                 // Without a `.collection` entry, `login` is labelled as gnome-keyring labels it, others by folder.

@@ -158,9 +158,17 @@
 
         /// The elements of the items of `collection` whose attributes include all of `wanted`.
         static func search(_ collection: Collection, _ wanted: [String: String]) -> [String] {
-            collection.items.filter { _, item in
-                wanted.allSatisfy { item.metadata.attributes[$0.key] == $0.value }
-            }.keys.sorted()
+            // The fewest items that have one of the wanted attributes, then the others checked.
+            var candidates: [String]?
+            for (name, value) in wanted {
+                let found = collection.lookup.elements(name, value, in: collection.items)
+                if found.count < candidates?.count ?? Int.max { candidates = found }
+                if found.isEmpty { return [] }
+            }
+            guard let candidates else { return collection.items.keys.sorted() }
+            return candidates.filter { element in
+                wanted.allSatisfy { collection.items[element]?.metadata.attributes[$0.key] == $0.value }
+            }.sorted()
         }
 
         /// Creates a collection (or returns the one `alias` names) and returns its path.
@@ -186,9 +194,9 @@
             if Self.isStoredAlias(alias) { stored[alias] = id }
             try items.writeCollection(
                 id: id, label: label, created: now, aliases: stored == storedAliases ? nil : stored)
-            items.remember(
+            remember(
                 ItemStore.entryName(collection: id, id: ItemStore.collectionEntry),
-                ItemMetadata(label: label, attributes: [:], created: now), in: &cache)
+                ItemMetadata(label: label, attributes: [:], created: now))
             let element = Self.diskElement(id)
             collections[element] = Collection(id: id, label: label, created: now, modified: now)
             if stored != storedAliases { rememberStoredAliases(stored) }

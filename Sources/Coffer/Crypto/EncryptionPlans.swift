@@ -295,3 +295,13 @@ enum EncryptionPlans {
         return Plan(since: since, until: until, cipher: cipher, stamps: stamps, fingerprints: fingerprints)
     }
 }
+
+/// The user's private cache folder, for what coffer keeps beside a store (the Secret Service's index).
+package enum UserCache {
+    /// `$XDG_CACHE_HOME/coffer` (else `~/.cache/coffer`), made 0700 when missing, and refused unless it
+    /// is a folder of this user that no one else may enter.
+    package static func folder() throws -> String { try EncryptionPlans.folder() }
+
+    /// A file name that stands for `key` and tells nothing of it: the hex SHA-1 of its bytes.
+    package static func fileName(for key: String) -> String { Hex.upper(Gcrypt.sha1(Array(key.utf8))) }
+}

@@ -38,6 +38,8 @@ enum SecretServiceCommand {
                             "\(program): another provider took \(SecretServiceProvider.busName); stopping")
                     case .refreshed:
                         break
+                    case .indexNotWritten(let reason):
+                        standardError.line("\(program): the index of the items was not kept: \(reason)")
                     }
                 }
                 try provider.run(replace: parsed.has("replace"))
