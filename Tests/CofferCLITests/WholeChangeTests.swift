@@ -153,6 +153,28 @@ struct WholeChangeTests {
         }
     }
 
+    /// Fuzzer seeds 12212971275084182636 and 7092323767408090391: the commit of a cp or mv into a folder
+    /// adds the folder, as pass's does, which stages entries there that git did not track; the undoing
+    /// of a killed one left them staged.
+    @Test("A killed cp or mv into a folder leaves its untracked entries untracked")
+    func killedTransferKeepsUntracked() throws {
+        let coffer = try InstalledAsPass(entries: ["home": "h\n", "dest/kept": "k\n"])
+        // An entry git does not track (a write killed before its commit, undone by pass's rules).
+        try coffer.sandbox.check(["cp", coffer.store + "/dest/kept.gpg", coffer.store + "/dest/loose.gpg"])
+        let status = try coffer.git(["status", "--porcelain"])
+        #expect(status == "?? dest/loose.gpg", "\(status)")
+        try TestFiles.write(Self.killingHook, to: coffer.store + "/.git/hooks/pre-commit", mode: 0o755)
+        for arguments in [["cp", "home", "dest"], ["mv", "-f", "home", "dest"]] {
+            #expect(try coffer.run(arguments).status != 0, "\(arguments)")
+            let next = try coffer.run(["ls"], environment: ["PATH": "/usr/bin:/bin"])
+            #expect(next.errorText.contains("Undid a change"), "\(arguments): \(next.errorText)")
+            #expect(try coffer.git(["status", "--porcelain"]) == status, "\(arguments)")
+            #expect(
+                TestFiles.exists(coffer.store + "/home.gpg")
+                    && !TestFiles.exists(coffer.store + "/dest/home.gpg"))
+        }
+    }
+
     @Test("fsck --fix puts back a killed single write too; rm -f then finds a clean index")
     func killedWriteAndFsck() throws {
         let coffer = try InstalledAsPass(entries: ["keep": "k\n"])

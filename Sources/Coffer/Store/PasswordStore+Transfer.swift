@@ -116,9 +116,12 @@ extension PasswordStore {
         let sources = below.files + below.links
         func landed(_ path: String) -> String { target + String(path.utf8.dropFirst(oldPath.utf8.count))! }
         let landing = sources.map(landed)
-        // Entries of the destination folder that pass re-encrypts with the move are the change's too.
+        // Entries of the destination folder that pass re-encrypts with the move are the change's too,
+        // and so is every file in a destination folder: the commit adds the folder as pass's does, which
+        // stages files there that were not (an entry a killed write left untracked), and an undoing puts
+        // the index of each back.
         let changing =
-            (copy ? [] : sources) + landing + (try Self.filesBelow(target))
+            (copy ? [] : sources) + landing + (try Self.filesBelow(destinationIsFolder ? newPath : target))
             + (acceptance.map { [$0.file] } ?? []) + Array(plan.reencrypted.keys)
         let madeBelow = below.folders.map(landed).filter { FileSystem.kind($0) == .missing }
         try whole(changing) { journal in
