@@ -242,23 +242,34 @@
         )
             throws -> [BusValue]
         {
-            let available = interfaces(of: object)
-            let found =
-                interface.isEmpty
-                ? available.lazy.compactMap { $0.method(member) }.first
-                : available.first { $0.name == interface }?.method(member)
-            guard let method = found else { throw BusError.unknownMethod(interface, member) }
-            let given = arguments.map(\.signature).joined()
-            guard given == method.inputSignature else {
-                throw BusError.invalidArguments(
-                    "expected arguments of type (\(method.inputSignature)), got (\(given))")
-            }
+            let method = try method(of: object, interface: interface, member: member)
+            try Self.check(arguments.map(\.signature).joined(), against: method)
             let results = try method.handler(self, BusCall(object: object, path: path, arguments: arguments))
             let made = results.map(\.signature).joined()
             guard made == method.outputSignature else {
                 throw BusError.failed("\(member) made (\(made)), not (\(method.outputSignature))")
             }
             return results
+        }
+
+        /// The method `member` of `object`'s interface `interface` (empty: any); UnknownMethod when there
+        /// is none.
+        func method(of object: Object, interface: String, member: String) throws -> BusMethod {
+            let available = interfaces(of: object)
+            let found =
+                interface.isEmpty
+                ? available.lazy.compactMap { $0.method(member) }.first
+                : available.first { $0.name == interface }?.method(member)
+            guard let found else { throw BusError.unknownMethod(interface, member) }
+            return found
+        }
+
+        /// Refuses arguments of signature `given` unless they are what `method` takes (InvalidArgs).
+        static func check(_ given: String, against method: BusMethod) throws {
+            guard given == method.inputSignature else {
+                throw BusError.invalidArguments(
+                    "expected arguments of type (\(method.inputSignature)), got (\(given))")
+            }
         }
 
         /// The object's own interface (the one with properties), checked against the name a Properties

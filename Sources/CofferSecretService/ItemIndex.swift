@@ -10,11 +10,13 @@ import Coffer
 /// starts without decrypting every entry.
 ///
 /// One file per collection, `~/.cache/coffer/secret-service/<store>/<collection>.gpg` (both names are
-/// hashes), encrypted to the collection folder's recipients as an entry of that folder would be: it gives
-/// no key what the entries do not. Each record holds an entry's file stamp (device, inode, size, change
+/// hashes), encrypted to the user's own keys only (the secret keys they trust ultimately), not to the
+/// folder's recipients: a teammate, or a pusher who put an entry of the user's in a folder they may
+/// read, gets nothing from it. Each record holds an entry's file stamp (device, inode, size, change
 /// time) and its metadata; a record is used only while the entry's file has that stamp, so an entry
-/// changed, replaced or restored since (by git, pass or a sync) is decrypted again. The index is never
-/// written to the store or to git.
+/// changed, replaced or restored since (by git, pass or a sync) is decrypted again, and only records
+/// taken long enough after the file changed to tell a later change are kept. The index is never
+/// written to the store or to git: a cache folder inside the store is refused.
 package struct ItemIndex: Sendable {
     /// The store whose collections are indexed.
     let store: PasswordStore
@@ -35,6 +37,10 @@ package struct ItemIndex: Sendable {
     /// The folder of this store's index files, made private when missing.
     func folder() throws -> String {
         var path = try base ?? UserCache.folder() + "/secret-service"
+        let root = FileSystem.canonicalPath(store.root)
+        guard !FileSystem.canonicalPath(path).isPath(inside: root) else {
+            throw CofferError(.io, "the cache folder \(Quoting.quoted(path)) is inside the store")
+        }
         for (index, name) in [path, path + "/" + UserCache.fileName(for: store.root)].enumerated() {
             if FileSystem.kind(name) == .missing { try FileSystem.makeDirectories(name, mode: 0o700) }
             var info = stat()
@@ -78,9 +84,9 @@ package struct ItemIndex: Sendable {
         var records: ItemStore.Cache = [:]
         while let line = lines.popFirst(), !line.isEmpty {
             let words = line.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
-            guard words.count == 7, words[0] == "item", let device = UInt64(words[2]),
+            guard words.count == 8, words[0] == "item", let device = UInt64(words[2]),
                 let inode = UInt64(words[3]), let size = Int64(words[4]), let seconds = Int(words[5]),
-                let nanoseconds = Int(words[6])
+                let nanoseconds = Int(words[6]), let seen = Double(words[7])
             else { return nil }
             let id = ItemStore.unescape(words[1])
             guard !id.isEmpty, !id.contains("/") else { return nil }
@@ -97,24 +103,28 @@ package struct ItemIndex: Sendable {
             }
             let stamp = ItemStore.FileStamp(
                 device: device, inode: inode, size: size, seconds: seconds, nanoseconds: nanoseconds)
-            records[ItemStore.entryName(collection: collection, id: id)] = (stamp, metadata)
+            let record = ItemStore.Record(stamp: stamp, metadata: metadata, seen: seen)
+            // Only settled records are written; one that is not is no record of this index.
+            guard record.isSettled else { return nil }
+            records[ItemStore.entryName(collection: collection, id: id)] = record
         }
         return records
     }
 
     /// The text of `collection`'s index: the records of `cache` of that collection's entries (directly in
-    /// its folder) that decrypted.
+    /// its folder) that decrypted, and whose stamps were taken long enough after the files changed to
+    /// tell any later change (``ItemStore/Record/isSettled``).
     static func text(collection: String, cache: ItemStore.Cache) -> SecureBytes {
         let sink = SecureByteSink()
         sink.append(header + "\ncollection " + ItemStore.escape(collection, isName: true) + "\n")
         let prefix = ItemStore.folder + "/" + collection + "/"
         for (name, record) in cache.sorted(by: { $0.key < $1.key }) where name.hasPrefix(prefix) {
             let id = String(name.dropFirst(prefix.count))
-            guard let metadata = record.metadata, !id.contains("/") else { continue }
+            guard let metadata = record.metadata, record.isSettled, !id.contains("/") else { continue }
             let stamp = record.stamp
             sink.append(
                 "item \(ItemStore.escape(id, isName: true)) \(stamp.device) \(stamp.inode) \(stamp.size) "
-                    + "\(stamp.seconds) \(stamp.nanoseconds)\n")
+                    + "\(stamp.seconds) \(stamp.nanoseconds) \(record.seen)\n")
             for (key, value) in ItemStore.metadataFields(metadata) { sink.append(key + ": " + value + "\n") }
             sink.append("\n")
         }
@@ -122,21 +132,26 @@ package struct ItemIndex: Sendable {
         return sink.finish()
     }
 
-    /// Writes the index of each of `collections` from `cache`, atomically; a collection whose folder's
-    /// recipients cannot be used (not accepted, no key) gets none, and its old one goes.
+    /// Writes the index of each of `collections` from `cache`, atomically, encrypted to the user's own
+    /// keys. When that fails for one, the others are still written and the first error is thrown.
     package func write(collections: [String], cache: ItemStore.Cache) throws {
-        for collection in collections {
-            let path = try file(collection: collection)
-            let ciphertext: [UInt8]
-            do {
-                ciphertext = try store.encrypted(
-                    Self.text(collection: collection, cache: cache),
-                    asEntry: ItemStore.entryName(collection: collection, id: ".index"))
-            } catch {
-                unlink(path)
-                throw error
-            }
-            try FileSystem.atomicWrite(path, bytes: ciphertext, mode: 0o600)
+        let own = try store.ownKeys().sorted()
+        guard !own.isEmpty else {
+            throw CofferError(
+                .notFound, "no secret key of yours is trusted ultimately, to encrypt the index to")
         }
+        var failure: (any Error)?
+        for collection in collections {
+            do {
+                let path = try file(collection: collection)
+                try FileSystem.atomicWrite(
+                    path,
+                    bytes: try store.engine.encrypt(Self.text(collection: collection, cache: cache), to: own),
+                    mode: 0o600)
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
     }
 }

@@ -259,6 +259,8 @@ package struct ItemStore: Sendable {
         package var items: [String: ItemMetadata]
         /// How many of its entries (the `.collection` entry included) did not decrypt.
         package var unreadable = 0
+        /// How many of those did not for want of a passphrase (see ``Record/needsPassphrase``).
+        package var needPassphrase = 0
     }
 
     /// What identifies a version of a file without reading it: device, inode, size and change time.
@@ -288,22 +290,56 @@ package struct ItemStore: Sendable {
             seconds = Int(info.st_ctim.tv_sec)
             nanoseconds = Int(info.st_ctim.tv_nsec)
         }
+
+        /// The change time in seconds since 1970.
+        var changeTime: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
+    }
+
+    /// What was read of an entry's file with a given stamp.
+    package struct Record: Sendable {
+        /// The stamp of the file when it was read.
+        package var stamp: FileStamp
+        /// Its metadata; `nil` when it did not decrypt.
+        package var metadata: ItemMetadata?
+        /// For an entry that did not decrypt: whether for want of a passphrase (cancelled, no agent),
+        /// which an unlock may give, rather than of a key (encrypted to others only) or of a message.
+        package var needsPassphrase = false
+        /// When the stamp was taken, in seconds since 1970 (the clock's, not the file system's).
+        package var seen: Double
+
+        /// How long after a file's change time its stamp is taken to be sure to tell a later change: file
+        /// systems whose times are coarse (FAT's 2 seconds, a kernel's tick) give a change made just
+        /// after the stamp was taken the same time, and the same inode and size when a file is replaced.
+        static let settling = 2.0
+
+        /// Whether the stamp was taken long enough after the file's change to tell any later change, as
+        /// git tells a "racy" index entry.
+        var isSettled: Bool { seen - stamp.changeTime >= Self.settling }
+    }
+
+    /// The current time in seconds since 1970, from the clock.
+    static func clock() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// Metadata already read, by entry name, with the stamp of the file it was read from: an entry whose
-    /// file has the same stamp is not decrypted again. `nil` metadata is an entry that did not decrypt at
-    /// that stamp: it is not tried again (gpg would ask for a passphrase on every change of the store)
-    /// until its file changes or an unlock asks for it.
-    package typealias Cache = [String: (stamp: FileStamp, metadata: ItemMetadata?)]
+    /// file has the same (settled) stamp is not decrypted again. `nil` metadata is an entry that did not
+    /// decrypt at that stamp: it is not tried again (gpg would ask for a passphrase on every change of
+    /// the store) until its file changes or an unlock asks for it.
+    package typealias Cache = [String: Record]
 
     /// The collections of the store and their items' metadata. Entries not in `cache` with the same stamp
     /// are decrypted (in parallel, through the engine's fast path) and put there; entries that do not
     /// decrypt are left out and counted. Entries of the collections in `retrying` that did not decrypt
     /// before are tried again.
     ///
-    /// `changed` tells whether the cache now holds other entries or versions than before.
+    /// `changed` tells whether the cache now holds other entries or versions than before; `unsettled`
+    /// whether some records are of files changed too recently to tell a change made since (a load
+    /// ``Record/settling`` seconds later reads them again).
     package func load(cache: inout Cache, retrying: Set<String> = []) throws -> (
-        collections: [StoredCollection], unreadable: Int, changed: Bool
+        collections: [StoredCollection], unreadable: Int, changed: Bool, unsettled: Bool
     ) {
         let top = store.root + "/" + Self.folder
         // Links are not followed: a collection or an item is a real folder or file under `secret-service/`,
@@ -311,8 +347,10 @@ package struct ItemStore: Sendable {
         guard FileSystem.kind(top) == .directory else {
             let changed = !cache.isEmpty
             cache = [:]
-            return ([], 0, changed)
+            return ([], 0, changed, false)
         }
+        // Before any stamp is taken: a stamp is never newer than this.
+        let now = Self.clock()
         var collections: [StoredCollection] = []
         var names: [(collection: Int, id: String, stamp: FileStamp)] = []
         for folder in try FileSystem.contents(of: top) where folder.utf8.first != UInt8(ascii: ".") {
@@ -329,20 +367,32 @@ package struct ItemStore: Sendable {
         var fresh: Cache = [:]
         var work: [Int] = []
         var unreadable = 0
+        var unsettled = false
         for (index, name) in names.enumerated() {
             let collection = collections[name.collection].id
             let entry = Self.entryName(collection: collection, id: name.id)
-            if let cached = cache[entry], cached.stamp == name.stamp,
-                cached.metadata != nil || !retrying.contains(collection)
-            {
-                fresh[entry] = cached
-                if cached.metadata == nil {
-                    unreadable += 1
-                    collections[name.collection].unreadable += 1
-                }
-            } else {
+            guard let cached = cache[entry], cached.stamp == name.stamp else {
                 work.append(index)
+                continue
             }
+            if cached.metadata == nil {
+                if cached.needsPassphrase && retrying.contains(collection) {
+                    work.append(index)
+                    continue
+                }
+                unreadable += 1
+                collections[name.collection].unreadable += 1
+                if cached.needsPassphrase { collections[name.collection].needPassphrase += 1 }
+            } else if !cached.isSettled {
+                // Read when the file had just changed: a change made since may have the same stamp. Read
+                // again once the stamp would tell; until then the record serves.
+                if now - cached.stamp.changeTime >= Record.settling {
+                    work.append(index)
+                    continue
+                }
+                unsettled = true
+            }
+            fresh[entry] = cached
         }
         let store = self.store
         let entries = work.map {
@@ -351,13 +401,22 @@ package struct ItemStore: Sendable {
         try Parallel.forEach(entries) { name in
             Self.parse(try store.read(name), name: String(name.split(separator: "/").last ?? "")).metadata
         } consume: { index, result in
-            guard case .success(let metadata) = result else {
+            let stamp = names[work[index]].stamp
+            switch result {
+            case .success(let metadata):
+                let record = Record(stamp: stamp, metadata: metadata, seen: now)
+                if !record.isSettled { unsettled = true }
+                fresh[entries[index]] = record
+            case .failure(let error):
+                // No key of ours, or no message: no passphrase makes it decrypt, so it locks nothing.
+                let kind = (error as? GPGError)?.kind
+                let needsPassphrase = kind != nil && kind != .noSecretKey && kind != .corruptData
                 unreadable += 1
                 collections[names[work[index]].collection].unreadable += 1
-                fresh[entries[index]] = (names[work[index]].stamp, nil)
-                return
+                if needsPassphrase { collections[names[work[index]].collection].needPassphrase += 1 }
+                fresh[entries[index]] = Record(
+                    stamp: stamp, metadata: nil, needsPassphrase: needsPassphrase, seen: now)
             }
-            fresh[entries[index]] = (names[work[index]].stamp, metadata)
         }
         for name in names {
             guard
@@ -373,7 +432,7 @@ package struct ItemStore: Sendable {
         }
         let changed = !work.isEmpty || fresh.count != cache.count
         cache = fresh
-        return (collections, unreadable, changed)
+        return (collections, unreadable, changed, unsettled)
     }
 
     /// The ids of the entries in `collection`'s folder (its `.collection` entry among them), links left
@@ -390,7 +449,10 @@ package struct ItemStore: Sendable {
 
     /// Records in `cache` what was just written to entry `name`, so that the next load does not decrypt it.
     package func remember(_ name: String, _ metadata: ItemMetadata, in cache: inout Cache) {
-        if let stamp = FileStamp(path: store.entryPath(name)) { cache[name] = (stamp, metadata) }
+        let now = Self.clock()
+        if let stamp = FileStamp(path: store.entryPath(name)) {
+            cache[name] = Record(stamp: stamp, metadata: metadata, seen: now)
+        }
     }
 
     /// The secret and metadata of item `id` of `collection`, decrypted.

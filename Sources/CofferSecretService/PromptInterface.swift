@@ -139,13 +139,17 @@
         /// Whether the entries of `collection` decrypt now (gpg asks for the passphrase through pinentry when
         /// the agent does not hold it).
         ///
-        /// When some of its entries did not decrypt, one of those must decrypt now: an entry that needs no
-        /// passphrase (a `.collection` entry encrypted to another key) proves nothing. Only one is tried,
-        /// so that a cancelled pinentry is asked once; the others are read by the refresh that follows.
+        /// When some of its entries did not decrypt for want of a passphrase, one of those must decrypt
+        /// now: an entry that needs no passphrase (a `.collection` entry encrypted to another key) proves
+        /// nothing, and one encrypted to others only (a teammate's, a pusher's) never decrypts and is not
+        /// asked. Only one is tried, so that a cancelled pinentry is asked once; the others are read by
+        /// the refresh that follows.
         func unlockCollection(_ collection: Collection) -> Bool {
             if collection.inMemory { return true }
             let prefix = ItemStore.folder + "/" + collection.id + "/"
-            let failed = cache.filter { $0.value.metadata == nil && $0.key.hasPrefix(prefix) }.keys.map {
+            let failed = cache.filter {
+                $0.value.metadata == nil && $0.value.needsPassphrase && $0.key.hasPrefix(prefix)
+            }.keys.map {
                 String($0.dropFirst(prefix.count))
             }.filter { !$0.contains("/") }.sorted()
             // With nothing that failed, one of its entries must decrypt now (after a Lock, gpg-agent has

@@ -138,6 +138,8 @@
         var indexStaleSince: Double?
         /// How long the cache stays unwritten after a change: a burst of writes is one index write.
         static let indexDelay = 2.0
+        /// When (monotonic seconds) the index is read again for records that were not settled.
+        var rereadDue: Double?
         var running = true
         /// The sender of the call being handled.
         var caller = ""
@@ -242,8 +244,8 @@
                     break
                 }
                 var timeout: Int32 = children.isEmpty ? 60_000 : 200
-                if let since = indexStaleSince {
-                    let left = since + Self.indexDelay - ChildProcess.monotonicSeconds()
+                for due in [indexStaleSince.map { $0 + Self.indexDelay }, rereadDue].compactMap({ $0 }) {
+                    let left = due - ChildProcess.monotonicSeconds()
                     timeout = min(timeout, Int32(max(0, left * 1000).rounded(.up)))
                 }
                 let ready = bus.wait(
@@ -252,6 +254,7 @@
                     refresh()
                 }
                 children = children.filter { waitpid($0, nil, WNOHANG) == 0 }
+                if let due = rereadDue, ChildProcess.monotonicSeconds() >= due { refresh() }
                 if let since = indexStaleSince, ChildProcess.monotonicSeconds() >= since + Self.indexDelay {
                     saveIndex()
                 }
@@ -290,6 +293,8 @@
         func loadIndex(retrying: Set<String> = []) throws -> Int {
             let loaded = try items.load(cache: &cache, retrying: retrying)
             if loaded.changed { indexChanged() }
+            // Records of files that changed just now are read again once their stamps would tell a change.
+            rereadDue = loaded.unsettled ? ChildProcess.monotonicSeconds() + ItemStore.Record.settling : nil
             var fresh: [String: Collection] = [:]
             for stored in loaded.collections {
                 // Without a `.collection` entry, `login` is labelled as gnome-keyring labels it, others by folder.
@@ -304,7 +309,8 @@
                 // A collection keeps its lock state across refreshes. One first seen with entries that do
                 // not decrypt (its key's passphrase not given yet) is locked: served as unlocked, it would
                 // look empty, and a client could write over what it cannot see.
-                collection.locked = collections[element]?.locked ?? (stored.unreadable > 0)
+                // Entries that need a key of others only (a teammate's, a pusher's) lock nothing.
+                collection.locked = collections[element]?.locked ?? (stored.needPassphrase > 0)
                 fresh[element] = collection
             }
             for (element, collection) in collections where collection.inMemory { fresh[element] = collection }
@@ -449,9 +455,17 @@
                 pendingSignals = []
             }
             do {
+                // The method and the message's signature are checked before its body is read: a call
+                // no method takes (however large) is refused unparsed, and a call to no object reads
+                // nothing.
+                var arguments: [BusValue] = []
+                if let object = resolve(message.path) {
+                    let method = try method(of: object, interface: message.interface, member: message.member)
+                    try Self.check(message.bodySignature, against: method)
+                    arguments = try message.readAll()
+                }
                 let results = try call(
-                    message.path, message.interface, message.member, try message.readAll(),
-                    from: message.sender)
+                    message.path, message.interface, message.member, arguments, from: message.sender)
                 let reply = try bus.reply(to: message)
                 try reply.append(results)
                 try bus.send(reply)

@@ -42,7 +42,9 @@
                     provider, call in
                     let session = try call.string(1)
                     var secrets: [(BusValue, BusValue)] = []
-                    for path in try call.objectPaths(0) {
+                    var seen: Set<String> = []
+                    // A path given twice is one key of the answer: decrypted once.
+                    for path in try call.objectPaths(0) where seen.insert(path).inserted {
                         guard case .item(let collection, let item) = provider.resolve(path),
                             provider.collections[collection]?.locked == false
                         else { continue }

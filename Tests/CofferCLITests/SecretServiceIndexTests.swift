@@ -54,7 +54,28 @@ struct SecretServiceIndexTests {
                 collection: "login", id: "item\(number)", secret: SecureBytes(string: "Sekret-\(number)"),
                 metadata: ItemMetadata(label: "Label \(number)", attributes: ["user": "u\(number)"]))
         }
+        settle()
         return (sandbox, store)
+    }
+
+    /// Waits until files changed before now are settled (``ItemStore/Record/settling``).
+    static func settle() { usleep(UInt32(ItemStore.Record.settling * 1_000_000) + 100_000) }
+
+    /// The index file of `collection`.
+    static func indexPath(_ sandbox: GPGSandbox, _ store: PasswordStore, collection: String = "login")
+        -> String
+    {
+        sandbox.directory + "/index/" + UserCache.fileName(for: store.root) + "/"
+            + UserCache.fileName(for: collection) + ".gpg"
+    }
+
+    /// The text of the index of `collection`.
+    static func indexText(_ sandbox: GPGSandbox, _ store: PasswordStore, collection: String = "login") throws
+        -> String
+    {
+        let bytes = try FileSystem.readFile(indexPath(sandbox, store, collection: collection))
+        return String(
+            decoding: try sandbox.engine.decrypt(bytes).withUnsafeBytes { Array($0) }, as: UTF8.self)
     }
 
     /// A provider over `store` counting its decryptions, its index under the sandbox.
@@ -97,6 +118,7 @@ struct SecretServiceIndexTests {
         try store.write(
             "secret-service/login/item3",
             SecureBytes(string: "New\nlabel: Changed by hand\nattribute.user: u3\n"))
+        Self.settle()
         let (third, thirdCount) = try Self.provider(sandbox, store)
         #expect(thirdCount.decryptions == 2)
         #expect(try Self.labels(third, user: "u3") == ["Changed by hand"])
@@ -140,6 +162,70 @@ struct SecretServiceIndexTests {
         #expect(try Self.labels(open, user: "u0") == ["Label 0"])
     }
 
+    @Test("A record of a file changed just before it was read is not kept: a change since may look the same")
+    func unsettledRecordsNotKept() throws {
+        let (sandbox, store) = try Self.store(items: 1)
+        try ItemStore(store: store).write(
+            collection: "login", id: "fresh", secret: SecureBytes(string: "Sekret-fresh"),
+            metadata: ItemMetadata(label: "Fresh", attributes: ["user": "fresh"]))
+        // Read at once: on a file system with coarse times, a file replaced now would keep its stamp.
+        let (provider, _) = try Self.provider(sandbox, store)
+        provider.saveIndex()
+        let text = try Self.indexText(sandbox, store)
+        #expect(text.contains("label: Label 0\n") && !text.contains("Fresh"), "\(text)")
+        #expect(Array(text.utf8).withUnsafeBytes { ItemIndex.parse($0, collection: "login") }?.count == 1)
+        // A record that says it was read as soon as its file changed is no record of an index.
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("item ") })
+        let words = line.split(separator: " ").map(String.init)
+        let racy = text.replacingFirst(
+            String(line), with: (words[..<7] + ["\(words[5]).\(words[6])"]).joined(separator: " "))
+        #expect(racy != text)
+        #expect(Array(racy.utf8).withUnsafeBytes { ItemIndex.parse($0, collection: "login") } == nil)
+    }
+
+    @Test("The index is encrypted to the user's own keys only, not to the folder's other recipients")
+    func encryptedToOwnKeysOnly() throws {
+        let (sandbox, store) = try GPGSandbox.withStore(committing: "start")
+        // The third key stands for a teammate: its public key only.
+        try sandbox.run(["gpg", "--batch", "--yes", "--delete-secret-keys", sandbox.keys[2].fingerprint])
+        try store.initialize(
+            recipients: [sandbox.keys[0].fingerprint, sandbox.keys[2].fingerprint],
+            subfolder: "secret-service/login")
+        try ItemStore(store: store).write(
+            collection: "login", id: "shared", secret: SecureBytes(string: "Sekret-shared"),
+            metadata: ItemMetadata(label: "Shared", attributes: ["user": "team"]))
+        Self.settle()
+        let (provider, _) = try Self.provider(sandbox, store)
+        provider.saveIndex()
+        func keyIDs(_ file: String) throws -> Set<String> {
+            let listed = try sandbox.run(["gpg", "--batch", "--list-packets", file]).outputText
+            return Set(
+                listed.split(separator: "\n").filter { $0.contains("pubkey enc packet") }.compactMap {
+                    $0.split(separator: " ").last.map(String.init)
+                })
+        }
+        let entryReaders = try keyIDs(store.entryPath("secret-service/login/shared"))
+        let indexReaders = try keyIDs(Self.indexPath(sandbox, store))
+        #expect(entryReaders.count == 2, "\(entryReaders)")
+        // Keys 0 and 1 are the user's; key 2, the teammate's, reads the entry but not the index.
+        #expect(indexReaders.count == 2 && indexReaders != entryReaders, "\(indexReaders) \(entryReaders)")
+        #expect(indexReaders.intersection(entryReaders).count == 1)
+        #expect(try Self.indexText(sandbox, store).contains("label: Shared\n"))
+    }
+
+    @Test("A cache folder inside the store is refused: the index is never written there")
+    func cacheInsideStoreRefused() throws {
+        let (sandbox, store) = try Self.store(items: 1)
+        let events = Locked<[ProviderEvent]>([])
+        let provider = try SecretServiceProvider(
+            store: store, connecting: false, indexFolder: store.root + "/cache"
+        ) { event in events.withLock { $0.append(event) } }
+        provider.saveIndex()
+        #expect(!TestFiles.exists(store.root + "/cache"))
+        #expect(events.withLock { $0.count } == 1)
+        #expect(try sandbox.run(["git", "-C", store.root, "status", "--porcelain"]).outputText == "")
+    }
+
     @Test("A record whose stamp is not the file's is not used, whatever metadata it claims")
     func forgedRecordIgnored() throws {
         let (sandbox, store) = try Self.store(items: 1)
@@ -181,14 +267,16 @@ extension SecretServiceIndexTests {
             find "$index" -name '*.gpg' | wc -l
             printf %s 'later-Sekret' | secret-tool store --label='Kept 2' service kept-2
             stop_provider
-            # Stopping wrote the second item too: it is in the index.
-            gpg --batch --quiet -d "$(find "$index" -name '*.gpg')" | grep -c '^label: Kept'
+            # Stopping kept the index, without the item written just before: a record is kept only
+            # once its file's stamp would tell a later change.
+            gpg --batch --quiet -d "$(find "$index" -name '*.gpg')" | grep '^label: Kept'
             start_provider
             secret-tool lookup service kept-2; echo
             find "$index" "$index"/* -maxdepth 0 -printf '%m\n'
             """#)
         #expect(
-            result.outputText == "1\n2\nlater-Sekret\n700\n700\n", "\(result.outputText)\(result.errorText)")
+            result.outputText == "1\nlabel: Kept 1\nlater-Sekret\n700\n700\n",
+            "\(result.outputText)\(result.errorText)")
         #expect(try bus.installed.uncommitted().isEmpty)
         #expect(!(try bus.clearBytes()).contains("Kept 2"))
     }

@@ -811,6 +811,49 @@ struct SecretServiceTests {
             "\(result.outputText)\(result.errorText)")
     }
 
+    @Test("An entry encrypted to others only (a pusher's) locks nothing and is not what an unlock asks for")
+    func othersEntryLocksNothing() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            make_lock_key
+            printf 'allow-preset-passphrase\npinentry-program /bin/false\n' >> "$GNUPGHOME/gpg-agent.conf"
+            gpgconf --kill gpg-agent
+            /usr/bin/pass init -p secret-service/login "$fpr" >/dev/null
+            folder="$PASSWORD_STORE_DIR/secret-service"
+            printf 'held-Sekret\nlabel: Held\n' | gpg --batch --quiet -e -r "$fpr" -o "$folder/login/held.gpg"
+            # A pusher's entries, encrypted to a key whose secret this keyring does not have: one in
+            # login (sorted first), one in a collection of its own.
+            gpg --batch --quiet --passphrase '' --quick-gen-key 'Pusher <pusher@coffer.test>' ed25519 sign never
+            other=$(gpg --with-colons --list-keys pusher@coffer.test | awk -F: '/^fpr/ {print $10; exit}')
+            gpg --batch --quiet --passphrase '' --quick-add-key "$other" cv25519 encr never
+            gpg --batch --yes --delete-secret-keys "$other"
+            mkdir "$folder/pushed"
+            for file in login/0 pushed/0; do
+                printf 'pushed\n' | gpg --batch --quiet --trust-model always -e -r "$other" -o "$folder/$file.gpg"
+            done
+            grip=$(gpg --with-colons --with-keygrip --list-secret-keys lock@coffer.test | awk -F: '/^grp/ {g=$10} END {print g}')
+            start_provider
+            python3 -c '
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            print(sorted((c.get_label(), c.is_locked()) for c in secretstorage.get_all_collections(bus)))
+            '
+            printf %s 'lock-pass' | /usr/lib/gnupg/gpg-preset-passphrase --preset "$grip"
+            python3 -c '
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            c = secretstorage.get_default_collection(bus)
+            print("dismissed", c.unlock())
+            print("locked", c.is_locked(), [i.get_label() for i in c.get_all_items()])
+            '
+            """#)
+        #expect(
+            result.outputText
+                == "[('', False), ('Login', True), ('pushed', False)]\ndismissed False\nlocked False ['Held']\n",
+            "\(result.outputText)\(result.errorText)")
+    }
+
     @Test("An entry made by hand is an item; changing it through the bus keeps its other lines")
     func handMadeEntry() throws {
         let bus = try SecretServiceSandbox()

@@ -97,13 +97,6 @@ extension PasswordStore {
         }
     }
 
-    /// `contents` encrypted as a new entry `name` would be: to its folder's recipients, checked as a write
-    /// checks them. Nothing is written; for what is kept beside the store (a cache of its entries).
-    package func encrypted(_ contents: SecureBytes, asEntry name: String) throws -> [UInt8] {
-        try EntryName.validate(name)
-        return try encryptForWrite(contents, name: name)
-    }
-
     /// One entry's part of a change of several entries (``change(_:commitMessage:)``).
     package enum EntryChange {
         /// Entry `name` becomes what the closure makes of its plaintext (`nil` when it is new).
