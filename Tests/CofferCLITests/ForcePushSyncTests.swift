@@ -201,6 +201,31 @@ struct ForcePushSyncTests {
         #expect(try Self.remoteEntries(clones) == ["kept.gpg"])
     }
 
+    @Test("A merge commit the remote dropped is named with the others it dropped")
+    func droppedMergeNamed() throws {
+        let clones = try SyncClones(entries: [("kept", "pw\n")])
+        let base = try clones.git(clones.one, ["rev-parse", "HEAD"])
+        try clones.git(clones.two, ["config", "coffer.syncmode", "merge"])
+        try clones.insert(clones.one, "purged", "leaked\n")
+        try clones.check(clones.one, ["sync"])
+        try clones.insert(clones.two, "theirs", "t\n")
+        try clones.check(clones.two, ["sync"])
+        let merge = try clones.git(clones.two, ["rev-parse", "HEAD"])
+        #expect(
+            try clones.git(clones.two, ["rev-list", "--parents", "-n", "1", "HEAD"]).split(separator: " ")
+                .count == 3)
+        // The remote is put back to before both, with a commit of its own.
+        try clones.check(clones.one, ["sync"])
+        try clones.git(clones.one, ["reset", "--quiet", "--hard", base])
+        try clones.insert(clones.one, "after", "new\n")
+        try clones.git(clones.one, ["push", "--quiet", "--force", "origin", "main"])
+        let synced = try clones.check(clones.two, ["sync"])
+        #expect(synced.outputText.contains("The remote dropped 3 commits"), "\(synced.outputText)")
+        #expect(synced.outputText.contains(String(merge.prefix(12))), "\(synced.outputText)")
+        #expect(try Self.remoteEntries(clones) == ["after.gpg", "kept.gpg"])
+        #expect(!TestFiles.exists(clones.two + "/purged.gpg"))
+    }
+
     @Test("A pushed tag named like the remote-tracking branch changes nothing sync does")
     func tagNamedLikeTheUpstream() throws {
         let clones = try SyncClones(entries: [("kept", "pw\n")])

@@ -242,14 +242,23 @@ struct SyncIntegration {
         let before = Set((reflog ?? []) + recorded).subtracting([upstreamCommit])
         remoteHeldBefore = before.sorted()
         guard !before.isEmpty else { return (all, []) }
+        let held = before.sorted().map { "^" + $0 }
         let own = try commits(
             [
                 "rev-list", "--reverse", "--topo-order", "--no-merges", "--ignore-missing", original,
                 "^" + upstreamCommit,
             ]
-                + before.sorted().map { "^" + $0 })
-        let mine = Set(own)
-        return (own, all.filter { !mine.contains($0) })
+                + held)
+        // Merge commits the remote held and dropped are named too (a merge's resolution may hold what the
+        // purge took out); the person's own merges are not dropped.
+        let mergesOfOwn = Set(
+            try commits(
+                ["rev-list", "--merges", "--ignore-missing", original, "^" + upstreamCommit] + held))
+        let withMerges = try commits([
+            "rev-list", "--reverse", "--topo-order", original, "^" + upstreamCommit,
+        ])
+        let mine = Set(own).union(mergesOfOwn)
+        return (own, withMerges.filter { !mine.contains($0) })
     }
 
     /// Every commit the reflog of `reference` says it pointed to, old values included (the first line
@@ -383,7 +392,15 @@ struct SyncIntegration {
             let parent =
                 repository.resolve(commit + "^") == nil
                 ? try repository.run(["hash-object", "-t", "tree", "/dev/null"]).outputText : commit + "^"
-            for change in try repository.changes(from: parent, to: commit) {
+            var changes = try repository.changes(from: parent, to: commit)
+            // What a merge wrote itself (its resolution) is what differs from every one of its parents.
+            var other = 2
+            while repository.resolve("\(commit)^\(other)") != nil {
+                let against = Set(try repository.changes(from: "\(commit)^\(other)", to: commit).map(\.path))
+                changes = changes.filter { against.contains($0.path) }
+                other += 1
+            }
+            for change in changes {
                 let path = change.path
                 let after = try repository.file(path, in: commit)
                 if path.hasSuffix(".gpg"), let after {
