@@ -253,7 +253,7 @@
                 if let descriptor = watcher.descriptor, ready.contains(descriptor), watcher.drain() {
                     refresh()
                 }
-                children = children.filter { waitpid($0, nil, WNOHANG) == 0 }
+                children = children.filter { ChildProcess.status(ifEnded: $0) == nil }
                 if let due = rereadDue, ChildProcess.monotonicSeconds() >= due { refresh() }
                 if let since = indexStaleSince, ChildProcess.monotonicSeconds() >= since + Self.indexDelay {
                     saveIndex()

@@ -11,7 +11,7 @@ package enum AgentPassphrases {
     /// Starts telling gpg-agent to forget the cached passphrases of the secret keys (and subkeys)
     /// matching `recipients`, and returns without waiting: the agent may ask pinentry to clear its own
     /// external cache, and pinentry may ask the Secret Service, which is the caller. The caller reaps the
-    /// returned process (`waitpid`) when it ends.
+    /// returned process (``ChildProcess/status(ifEnded:)``) when it ends.
     ///
     /// - Returns: the process sending the commands, `nil` when no secret key matches.
     package static func startForgetting(recipients: [String], options: GPGOptions) throws -> pid_t? {

@@ -350,10 +350,13 @@ package struct ChildProcess: Sendable {
         return TerminationStatus(waitStatus: status)
     }
 
-    /// How `pid` ended, reaping it, or `nil` while it runs.
+    /// How `pid` ended, reaping it, or `nil` while it runs; exit status 127 when it is no child of this
+    /// process (any more).
     package static func status(ifEnded pid: pid_t) -> TerminationStatus? {
         var status: Int32 = 0
-        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+        let result = SystemCall.retrying { waitpid(pid, &status, WNOHANG) }
+        if result == 0 { return nil }
+        guard result == pid else { return .exited(127) }
         return TerminationStatus(waitStatus: status)
     }
 

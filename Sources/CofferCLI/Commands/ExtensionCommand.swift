@@ -156,10 +156,7 @@ enum ExtensionCommand {
         defer { sigprocmask(SIG_SETMASK, &previousMask, nil) }
         let pid = try child.spawn()
         while true {
-            var status: Int32 = 0
-            let result = SystemCall.retrying { waitpid(pid, &status, WNOHANG) }
-            if result == pid { return ChildProcess.TerminationStatus(waitStatus: status) }
-            if result < 0 { return .exited(127) }
+            if let ended = ChildProcess.status(ifEnded: pid) { return ended }
             var timeout = timespec(tv_sec: 1, tv_nsec: 0)
             let received = sigtimedwait(&forwarded, nil, &timeout)
             if received == SIGTERM || received == SIGHUP { kill(pid, received) }

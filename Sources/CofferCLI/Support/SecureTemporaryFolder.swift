@@ -173,10 +173,8 @@ final class SecureTemporaryFolder {
         defer { sigprocmask(SIG_SETMASK, &previous, nil) }
         var sawInterrupt = false
         while true {
-            var status: Int32 = 0
-            let result = SystemCall.retrying { waitpid(pid, &status, WNOHANG) }
-            if result == pid || result < 0 {
-                let code = result < 0 ? 127 : ChildProcess.TerminationStatus(waitStatus: status).code
+            if let ended = ChildProcess.status(ifEnded: pid) {
+                let code = ended.code
                 if sawInterrupt && code == 128 + SIGINT { deferredSignal = SIGINT }
                 return code
             }
