@@ -107,6 +107,22 @@ public struct KeyInfo: Sendable, Equatable {
         public let creationTime: Int
         /// When the subkey expires, in seconds since 1970 (0 when it does not).
         public var expirationTime: Int = 0
+
+        /// A subkey as an engine other than gpg's lists it (a test engine).
+        package init(
+            fingerprint: String, keyID: String, canEncrypt: Bool, canSign: Bool, isUnusable: Bool = false,
+            isExpired: Bool = false, isRevoked: Bool = false, creationTime: Int = 0, expirationTime: Int = 0
+        ) {
+            self.fingerprint = fingerprint
+            self.keyID = keyID
+            self.canEncrypt = canEncrypt
+            self.canSign = canSign
+            self.isUnusable = isUnusable
+            self.isExpired = isExpired
+            self.isRevoked = isRevoked
+            self.creationTime = creationTime
+            self.expirationTime = expirationTime
+        }
     }
 
     /// The primary key's fingerprint.
@@ -124,6 +140,20 @@ public struct KeyInfo: Sendable, Equatable {
     /// Whether the owner of the keyring trusts the key ultimately (its own keys, as a rule): then gpg
     /// takes it as valid by itself, whatever signatures it carries or lacks and whatever the time.
     package var isUltimatelyTrusted = false
+
+    /// A key as an engine other than gpg's lists it (a test engine).
+    package init(
+        fingerprint: String, userIDs: [String], subkeys: [Subkey], hasSecret: Bool, isExpired: Bool = false,
+        isRevoked: Bool = false, isUltimatelyTrusted: Bool = false
+    ) {
+        self.fingerprint = fingerprint
+        self.userIDs = userIDs
+        self.subkeys = subkeys
+        self.hasSecret = hasSecret
+        self.isExpired = isExpired
+        self.isRevoked = isRevoked
+        self.isUltimatelyTrusted = isUltimatelyTrusted
+    }
 }
 
 extension CryptoEngine {

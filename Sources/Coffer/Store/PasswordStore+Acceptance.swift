@@ -163,7 +163,7 @@ extension PasswordStore {
     /// id) when gpg does not take the key as valid yet, so that gpg (and pass) encrypt to it. Only the
     /// user's acceptance of a key calls this.
     package func makeUsable(_ key: KeyInfo, namedBy line: String) throws {
-        guard let keys = engine as? GPGMEEngine, !key.isUltimatelyTrusted else { return }
+        guard let keys = keyring, !key.isUltimatelyTrusted else { return }
         let needle = line.lowercased().trimmingPrefix("<")
         let userID = key.userIDs.first { $0.lowercased().contains(needle) } ?? key.userIDs.first
         try keys.makeUsableForEncryption(key.fingerprint, userID: userID)

@@ -8,8 +8,8 @@ extension PasswordStore {
     ///   place leads outside the store through a symlink (a `.public-keys` link that came with a clone).
     @discardableResult
     public func keepPublicKey(of fingerprint: String) throws -> Bool {
-        guard let keys = engine as? GPGMEEngine else {
-            throw CofferError(.invalidArgument, "keeping a public key needs gpg's keyring (GPGMEEngine)")
+        guard let keys = keyring else {
+            throw CofferError(.invalidArgument, "keeping a public key needs gpg's keyring")
         }
         guard !fingerprint.isEmpty, Hex.bytes(fingerprint) != nil else {
             throw CofferError(.invalidName, "\(fingerprint) is not a key's fingerprint")

@@ -64,8 +64,8 @@ extension PasswordStore {
         adding added: [String], removing removed: [String], subfolder: String = "",
         onEvent: (StoreEvent) -> Void = { _ in }
     ) throws {
-        guard let keys = engine as? GPGMEEngine else {
-            throw CofferError(.invalidArgument, "managing recipients needs gpg's keyring (GPGMEEngine)")
+        guard let keys = keyring else {
+            throw CofferError(.invalidArgument, "managing recipients needs gpg's keyring")
         }
         guard configuration.keyOverride == nil else {
             throw CofferError(
@@ -209,9 +209,9 @@ extension PasswordStore {
     /// take a key as valid because it arrived, and coffer encrypts to it only where the user accepts it.
     @discardableResult
     package func importKeptPublicKeys(
-        _ keys: GPGMEEngine? = nil, wanted: String? = nil, onlyChanged: Set<String>? = nil
+        _ keys: (any Keyring)? = nil, wanted: String? = nil, onlyChanged: Set<String>? = nil
     ) throws -> [String] {
-        guard let keys = keys ?? engine as? GPGMEEngine else { return [] }
+        guard let keys = keys ?? keyring else { return [] }
         let folder = root + "/" + Self.publicKeysFolder
         guard FileSystem.isDirectory(folder) else { return [] }
         let named = try wanted.map { [$0] } ?? recipientLinesOfEveryFolder()
@@ -258,7 +258,7 @@ extension PasswordStore {
 
     private func describe(_ id: String) throws -> Recipient {
         let problem = try engine.recipientProblems([id]).first?.message
-        guard let keys = engine as? GPGMEEngine else {
+        guard let keys = keyring else {
             return Recipient(id: id, fingerprint: nil, userID: nil, expires: 0, problem: problem)
         }
         let resolver = RecipientResolver(keys: keys)
@@ -332,12 +332,12 @@ extension PasswordStore {
 
 /// What `.gpg-id` lines and keys given on the command line stand for, as fingerprints of primary keys.
 struct RecipientResolver {
-    let keys: GPGMEEngine
+    let keys: any Keyring
     let groups: GPGGroups
 
-    init(keys: GPGMEEngine) {
+    init(keys: any Keyring) {
         self.keys = keys
-        groups = GPGGroups.load(homeDirectory: keys.options.homeDirectory)
+        groups = GPGGroups.load(homeDirectory: keys.homeDirectory)
     }
 
     /// The keys `text` names, matched as exactly as gpg allows: an e-mail address only as the whole

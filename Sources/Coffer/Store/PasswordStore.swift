@@ -14,6 +14,9 @@ public struct PasswordStore: Sendable {
     public let configuration: StoreConfiguration
     /// The engine that encrypts and decrypts.
     public let engine: any CryptoEngine
+    /// The keyring that recipients, public keys and acceptance are managed in; `nil` for a store whose
+    /// engine was given without one.
+    package let keyring: (any Keyring)?
 
     /// Where the output of git commits goes (the CLI shows it, as pass does; the library keeps quiet).
     package var gitOutput: GitRepository.Output = .quiet
@@ -32,9 +35,23 @@ public struct PasswordStore: Sendable {
     /// Opens the store described by `configuration` (by default from the environment, as pass does).
     ///
     /// Nothing is read or checked until the first operation; a missing store is not an error here.
+    ///
+    /// Without `engine`, gpg (through GPGME) encrypts and keeps the keys. A store given an engine has no
+    /// keyring: managing recipients and public keys then fails with a message that says so.
     public init(configuration: StoreConfiguration = StoreConfiguration(), engine: (any CryptoEngine)? = nil) {
+        if let engine {
+            self.init(configuration: configuration, engine: engine, keyring: nil)
+        } else {
+            let gpg = GPGMEEngine(options: configuration.gpgOptions)
+            self.init(configuration: configuration, engine: gpg, keyring: gpg)
+        }
+    }
+
+    /// Opens the store described by `configuration` with `engine` and `keyring`.
+    package init(configuration: StoreConfiguration, engine: any CryptoEngine, keyring: (any Keyring)?) {
         self.configuration = configuration
-        self.engine = engine ?? GPGMEEngine(options: configuration.gpgOptions)
+        self.engine = engine
+        self.keyring = keyring
     }
 
     /// Opens the store at `root` with the other settings taken from the environment.

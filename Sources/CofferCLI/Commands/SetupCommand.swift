@@ -35,7 +35,7 @@ enum SetupCommand {
             throw invocation.usage(synopsis)
         }
         let store = invocation.store
-        guard let keys = store.engine as? GPGMEEngine else { throw Exit.die("Error: setup needs gpg.") }
+        guard let keys = store.keyring else { throw Exit.die("Error: setup needs gpg.") }
         do {
             let key = try ownKey(keys, parsed, invocation)
             standardOutput.line("Your key: \(key.fingerprint) (\(key.userIDs.first ?? "no user id"))")
@@ -64,7 +64,7 @@ enum SetupCommand {
 
     /// The user's secret key: the one matching `--email`, else the first that can encrypt; made when
     /// there is none.
-    private static func ownKey(_ keys: GPGMEEngine, _ parsed: OptionParser.Result, _ invocation: Invocation)
+    private static func ownKey(_ keys: any Keyring, _ parsed: OptionParser.Result, _ invocation: Invocation)
         throws
         -> KeyInfo
     {
