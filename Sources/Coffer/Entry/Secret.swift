@@ -147,6 +147,22 @@ public struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugS
         fieldSpans().map { Field(key: $0.keyString, value: $0.valueString) }
     }
 
+    /// The fields grouped by key, as a script reads them: each key once (ignoring case, spelled as it
+    /// first appears), in the order keys first appear, with every value it has, in order.
+    public var groupedFields: [(key: String, values: [String])] {
+        var order: [String] = []
+        var groups: [String: (key: String, values: [String])] = [:]
+        for field in fields {
+            let folded = field.key.lowercased()
+            if groups[folded] == nil {
+                order.append(folded)
+                groups[folded] = (field.key, [])
+            }
+            groups[folded]?.values.append(field.value)
+        }
+        return order.compactMap { groups[$0] }
+    }
+
     /// The value of the first field whose key equals `key`, ignoring case, or `nil` when there is none.
     ///
     /// The lines of a multi-line value are joined with `\n`.

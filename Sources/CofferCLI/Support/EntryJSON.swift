@@ -31,20 +31,9 @@ enum EntryJSON {
             return output
         }
         let secret = Secret(parsing: bytes)
-        var order: [String] = []
-        var values: [String: (key: String, values: [String])] = [:]
-        for field in secret.fields {
-            let folded = field.key.lowercased()
-            if values[folded] == nil {
-                order.append(folded)
-                values[folded] = (field.key, [])
-            }
-            values[folded]?.values.append(field.value)
-        }
         output += Array(", \"password\": ".utf8) + quoted(secret.passwordBytes)
         output += Array(", \"fields\": {".utf8)
-        for (index, folded) in order.enumerated() {
-            guard let entry = values[folded] else { continue }
+        for (index, entry) in secret.groupedFields.enumerated() {
             if index > 0 { output += Array(", ".utf8) }
             output += quoted(Array(entry.key.utf8)) + Array(": ".utf8)
             if entry.values.count == 1 {

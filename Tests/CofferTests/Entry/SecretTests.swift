@@ -57,6 +57,14 @@ struct EntrySecretTests {
         #expect(entry.field("USER") == "first")
     }
 
+    @Test("Grouped fields: each key once, spelled as it first appears, with every value in order")
+    func groupedFields() {
+        let secret = Secret(parsing: "pw\nURL: a\nlogin: alice\nurl: b\nnote\nUrl: c\n")
+        let grouped = secret.groupedFields.map { "\($0.key)=\($0.values.joined(separator: ","))" }
+        #expect(grouped == ["URL=a,b,c", "login=alice"])
+        #expect(Secret(parsing: "pw\n").groupedFields.isEmpty)
+    }
+
     @Test func lineOneIsAlwaysThePassword() {
         let entry = secret("login: not a field\nlogin: alice")
         #expect(entry.password == "login: not a field")
