@@ -22,14 +22,14 @@ struct CLIUnitTests {
     @Test("An OTP URI in an error message shows no secret")
     func otpSecretsMasked() {
         #expect(
-            OTPCommand.masked("otpauth://totp/a:b?secret=JBSWY3DP&digits=6")
+            OneTimePassword.masked("otpauth://totp/a:b?secret=JBSWY3DP&digits=6")
                 == "otpauth://totp/a:b?secret=<hidden>&digits=6")
         #expect(
-            OTPCommand.masked("otpauth://hotp/a?issuer=x&secret=JB&secret=KC#frag")
+            OneTimePassword.masked("otpauth://hotp/a?issuer=x&secret=JB&secret=KC#frag")
                 == "otpauth://hotp/a?issuer=x&secret=<hidden>&secret=<hidden>#frag")
-        #expect(OTPCommand.masked("otpauth://totp/a?secret=&digits=6") == "otpauth://totp/a?secret=&digits=6")
-        #expect(OTPCommand.masked("otpauth://totp/mysecret=x?a=1") == "otpauth://totp/mysecret=x?a=1")
-        #expect(OTPCommand.masked("secret=ABC") == "secret=ABC")
+        #expect(OneTimePassword.masked("otpauth://totp/a?secret=&digits=6") == "otpauth://totp/a?secret=&digits=6")
+        #expect(OneTimePassword.masked("otpauth://totp/mysecret=x?a=1") == "otpauth://totp/mysecret=x?a=1")
+        #expect(OneTimePassword.masked("secret=ABC") == "secret=ABC")
     }
 
     @Test("Options may follow operands, combine, and stop at --")

@@ -298,7 +298,7 @@ enum Tolerance {
         guard ours.contains("secret=<hidden>"), ours != theirs else { return bytes }
         let lines = theirs.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             line.contains("URI") && line.contains("otpauth://")
-                ? OTPCommand.masked(String(line)) : String(line)
+                ? OneTimePassword.masked(String(line)) : String(line)
         }
         return lines.joined(separator: "\n") == ours ? reference : bytes
     }

@@ -96,12 +96,93 @@ public struct OneTimePassword: Sendable, Equatable, CustomStringConvertible, Cus
     /// The `counter` parameter as written (decimal digits for an HOTP key).
     public let counterParameter: String?
 
+    /// A URI as a message may show it: the value of every `secret=` parameter replaced by `<hidden>`
+    /// (pass-otp prints it whole; the secret is the one thing the URI must not leak).
+    public static func masked(_ uri: String) -> String {
+        var result = ""
+        var rest = Substring(uri)
+        while let found = rest.firstRange(of: "secret=") {
+            let start = found.lowerBound
+            // Only a parameter: at the start of the query or after `&` (or `?`).
+            let atParameter =
+                start == rest.startIndex
+                ? result.last.map { $0 == "?" || $0 == "&" } ?? false
+                : ["?", "&"].contains(rest[rest.index(before: start)])
+            result += rest[..<found.upperBound]
+            rest = rest[found.upperBound...]
+            guard atParameter else { continue }
+            let end = rest.firstIndex { $0 == "&" || $0 == "#" } ?? rest.endIndex
+            if end > rest.startIndex { result += "<hidden>" }
+            rest = rest[end...]
+        }
+        return result + rest
+    }
+
+    /// The `otpauth://totp` URI pass-otp's `insert --secret` makes: the label `ISSUER:ACCOUNT` (either
+    /// may be missing, not both), the secret without blanks, and the issuer again as a parameter;
+    /// `utf8Locale` says how names are percent-encoded (as pass-otp's `urlencode` under the locale).
+    public static func totpURI(issuer: String?, account: String?, secret: SecureBytes, utf8Locale: Bool)
+        -> String
+    {
+        let encodedIssuer = issuer.map { URIText.encode($0, utf8Locale: utf8Locale) } ?? ""
+        let encodedAccount = account.map { URIText.encode($0, utf8Locale: utf8Locale) } ?? ""
+        // A secret is often shown in groups ("JBSW Y3DP ..."): the blanks are no part of it.
+        var bytes = secret.withUnsafeBytes { $0.filter { $0 != 32 && $0 != 9 } }
+        defer { wipeMemory(&bytes, count: bytes.count) }
+        let separator = !encodedIssuer.isEmpty && !encodedAccount.isEmpty ? ":" : ""
+        var uri =
+            "otpauth://totp/\(encodedIssuer)\(separator)\(encodedAccount)?secret="
+            + String(decoding: bytes, as: UTF8.self)
+        if !encodedIssuer.isEmpty { uri += "&issuer=\(encodedIssuer)" }
+        return uri
+    }
+
+    /// An entry's text with `uri` as its key, as pass-otp's `append` writes it: the lines read as `read -r`
+    /// reads them (NUL bytes dropped, a last line without a newline kept), every `otpauth://` line
+    /// replaced by `uri`, or `uri` added as a last line when there is none; `replaced` says which.
+    public static func settingURI(_ uri: String, in contents: SecureBytes) -> (
+        text: SecureBytes, replaced: Bool
+    ) {
+        var lines = contents.withUnsafeBytes { bytes -> [[UInt8]] in
+            var pieces = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map {
+                $0.filter { $0 != 0 }
+            }
+            if bytes.last == UInt8(ascii: "\n") || bytes.isEmpty { pieces.removeLast() }
+            return pieces
+        }
+        defer {
+            for index in lines.indices { wipeMemory(&lines[index], count: lines[index].count) }
+        }
+        let replacing = lines.contains { $0.starts(with: "otpauth://".utf8) }
+        if replacing {
+            for index in lines.indices where lines[index].starts(with: "otpauth://".utf8) {
+                wipeMemory(&lines[index], count: lines[index].count)
+                lines[index] = Array(uri.utf8)
+            }
+        } else {
+            if lines.isEmpty { lines = [[]] }
+            lines.append(Array(uri.utf8))
+        }
+        var text = Array(lines.joined(separator: [UInt8(ascii: "\n")])) + [UInt8(ascii: "\n")]
+        defer { wipeMemory(&text, count: text.count) }
+        return (SecureBytes(text), replacing)
+    }
+
+    /// Whether an entry's text holds an `otpauth://` line (NUL bytes dropped, as `read -r` reads it).
+    public static func hasURILine(_ contents: SecureBytes) -> Bool {
+        contents.withUnsafeBytes { bytes in
+            bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).contains {
+                $0.filter { $0 != 0 }.starts(with: "otpauth://".utf8)
+            }
+        }
+    }
+
     /// Parses an `otpauth://` URI as pass-otp 1.2 does.
     ///
-    /// - Throws: ``ParseError``.
+    /// - Throws: ``ParseError``, whose URI has its secret hidden (``masked(_:)``).
     public init(uri text: String) throws {
         let uri = text.replacing("`", with: "%60").replacing("\"", with: "%22")
-        guard let parts = Self.split(uri) else { throw ParseError.unparsable(uri: uri) }
+        guard let parts = Self.split(uri) else { throw ParseError.unparsable(uri: Self.masked(uri)) }
         self.uri = uri
         kind = parts.kind
         label = parts.label
@@ -112,7 +193,7 @@ public struct OneTimePassword: Sendable, Equatable, CustomStringConvertible, Cus
         } else {
             issuer = URIText.decode(parts.issuerPart ?? "")
         }
-        guard !account.isEmpty else { throw ParseError.missingAccount(uri: uri) }
+        guard !account.isEmpty else { throw ParseError.missingAccount(uri: Self.masked(uri)) }
         var values: [String: String] = [:]
         for parameter in Self.parameters(parts.query) {
             guard let equals = parameter.firstIndex(of: "="), equals != parameter.startIndex else { continue }
@@ -125,10 +206,10 @@ public struct OneTimePassword: Sendable, Equatable, CustomStringConvertible, Cus
                 values[key] = value
             }
         }
-        guard let secret = values["secret"] else { throw ParseError.missingSecret(uri: uri) }
+        guard let secret = values["secret"] else { throw ParseError.missingSecret(uri: Self.masked(uri)) }
         if kind == .hotp {
             guard let counter = values["counter"], counter.utf8.allSatisfy({ (48...57).contains($0) }) else {
-                throw ParseError.missingCounter(uri: uri)
+                throw ParseError.missingCounter(uri: Self.masked(uri))
             }
         }
         self.account = account

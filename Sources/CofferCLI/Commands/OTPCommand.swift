@@ -237,48 +237,18 @@ enum OTPCommand {
         try invocation.checkSneakyPaths(path)
         invocation.warnAboutUnappliedGPGOptions()
         let contents = try ShowCommand.decrypt(path, store)
-        let hadURI = contents.withUnsafeBytes {
-            Self.lines(of: $0).contains { $0.starts(with: "otpauth://".utf8) }
-        }
-        if hadURI { try Terminal.confirm("An OTP secret already exists for \(path). Overwrite it?") }
+        if OneTimePassword.hasURILine(contents) { try Terminal.confirm("An OTP secret already exists for \(path). Overwrite it?") }
         let key = try read(parsed, prompt: path, invocation)
         // The entry is read again under the store's lock: what changed while the prompt waited is kept.
         try invocation.checkSneakyPaths(path)
         _ = try store.verifiedRecipients(forFolder: Invocation.dirname(path))
         try encrypt(path, invocation) {
             try store.update(path) { current in
-                var lines = current.withUnsafeBytes { Self.lines(of: $0) }
-                defer {
-                    for index in lines.indices {
-                        lines[index].withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
-                    }
-                }
-                let replacing = lines.contains { $0.starts(with: "otpauth://".utf8) }
-                if replacing {
-                    for index in lines.indices where lines[index].starts(with: "otpauth://".utf8) {
-                        lines[index].withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }
-                        lines[index] = Array(key.uri.utf8)
-                    }
-                } else {
-                    if lines.isEmpty { lines = [[]] }
-                    lines.append(Array(key.uri.utf8))
-                }
-                var text = Array(lines.joined(separator: [UInt8(ascii: "\n")])) + [UInt8(ascii: "\n")]
-                defer { text.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) } }
-                let message = replacing ? "Replace OTP secret for \(path)." : "Append OTP secret for \(path)."
-                return (SecureBytes(text), message)
+                let set = OneTimePassword.settingURI(key.uri, in: current)
+                let message = set.replaced ? "Replace OTP secret for \(path)." : "Append OTP secret for \(path)."
+                return (set.text, message)
             }
         }
-    }
-
-    /// An entry's lines as `read -r` reads them: NUL bytes dropped, the last one kept even without a final
-    /// newline.
-    private static func lines(of bytes: UnsafeRawBufferPointer) -> [[UInt8]] {
-        var pieces = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map {
-            $0.filter { $0 != 0 }
-        }
-        if bytes.last == UInt8(ascii: "\n") || bytes.isEmpty { pieces.removeLast() }
-        return pieces
     }
 
     /// Reads the URI, or with `--secret` the secret, from standard input as pass-otp does, and parses it.
@@ -296,16 +266,10 @@ enum OTPCommand {
         guard issuer != nil || account != nil else {
             throw Exit.die("Missing one of either '--issuer' or '--account'")
         }
-        let utf8 = CoreutilsMessages.isUTF8Locale
-        let encodedIssuer = issuer.map { URIText.encode($0, utf8Locale: utf8) } ?? ""
-        let encodedAccount = account.map { URIText.encode($0, utf8Locale: utf8) } ?? ""
-        // A secret is often shown in groups ("JBSW Y3DP ..."): the blanks are no part of it.
         let typed = try readTwice("secret", "secrets", prompt: prompt, echo: echo)
-        let secret = SecureBytes(typed.bytes.filter { $0 != 32 && $0 != 9 })
-        let separator = !encodedIssuer.isEmpty && !encodedAccount.isEmpty ? ":" : ""
-        var uri = "otpauth://totp/\(encodedIssuer)\(separator)\(encodedAccount)?secret=\(secret.string)"
-        if !encodedIssuer.isEmpty { uri += "&issuer=\(encodedIssuer)" }
-        return try parse(uri)
+        return try parse(
+            OneTimePassword.totpURI(
+                issuer: issuer, account: account, secret: typed, utf8Locale: CoreutilsMessages.isUTF8Locale))
     }
 
     /// pass-otp's prompts: on a terminal twice, hidden (or once, echoed); otherwise one line, unprompted.
@@ -364,39 +328,16 @@ enum OTPCommand {
 
     // MARK: - Shared
 
-    /// A URI as an error message may show it: the value of every `secret=` parameter replaced by
-    /// `<hidden>` (pass-otp prints it whole; the secret is the one thing the URI must not leak).
-    static func masked(_ uri: String) -> String {
-        var result = ""
-        var rest = Substring(uri)
-        while let found = rest.firstRange(of: "secret=") {
-            let start = found.lowerBound
-            // Only a parameter: at the start of the query or after `&` (or `?`).
-            let atParameter =
-                start == rest.startIndex
-                ? result.last.map { $0 == "?" || $0 == "&" } ?? false
-                : ["?", "&"].contains(rest[rest.index(before: start)])
-            result += rest[..<found.upperBound]
-            rest = rest[found.upperBound...]
-            guard atParameter else { continue }
-            let end = rest.firstIndex { $0 == "&" || $0 == "#" } ?? rest.endIndex
-            if end > rest.startIndex { result += "<hidden>" }
-            rest = rest[end...]
-        }
-        return result + rest
-    }
-
-    /// Parses a URI, with pass-otp's words for what is wrong (the secret hidden).
+    /// Parses a URI, with pass-otp's words for what is wrong (the secret hidden by the parser).
     static func parse(_ uri: String) throws -> OneTimePassword {
         do {
             return try OneTimePassword(uri: uri)
         } catch let error as OneTimePassword.ParseError {
             switch error {
-            case .unparsable(let uri): throw Exit.die("Cannot parse OTP key URI: \(masked(uri))")
-            case .missingAccount(let uri):
-                throw Exit.die("Invalid key URI (missing accountname): \(masked(uri))")
-            case .missingSecret(let uri): throw Exit.die("Invalid key URI (missing secret): \(masked(uri))")
-            case .missingCounter(let uri): throw Exit.die("Invalid key URI (missing counter): \(masked(uri))")
+            case .unparsable(let uri): throw Exit.die("Cannot parse OTP key URI: \(uri)")
+            case .missingAccount(let uri): throw Exit.die("Invalid key URI (missing accountname): \(uri)")
+            case .missingSecret(let uri): throw Exit.die("Invalid key URI (missing secret): \(uri)")
+            case .missingCounter(let uri): throw Exit.die("Invalid key URI (missing counter): \(uri)")
             }
         }
     }

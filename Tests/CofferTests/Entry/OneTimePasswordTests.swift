@@ -230,14 +230,15 @@ struct OneTimePasswordTests {
 
         let failures: [(String, OneTimePassword.ParseError)] = [
             ("https://example.com", .unparsable(uri: "https://example.com")),
-            ("otpauth://totp/a:b:c?secret=JB", .unparsable(uri: "otpauth://totp/a:b:c?secret=JB")),
+            // The URI an error carries has its secret hidden.
+            ("otpauth://totp/a:b:c?secret=JB", .unparsable(uri: "otpauth://totp/a:b:c?secret=<hidden>")),
             ("otpauth://totp/a?", .unparsable(uri: "otpauth://totp/a?")),
-            ("otpauth://totp?secret=JB", .missingAccount(uri: "otpauth://totp?secret=JB")),
+            ("otpauth://totp?secret=JB", .missingAccount(uri: "otpauth://totp?secret=<hidden>")),
             ("otpauth://totp/a?secret=", .missingSecret(uri: "otpauth://totp/a?secret=")),
-            ("otpauth://hotp/a?secret=JB", .missingCounter(uri: "otpauth://hotp/a?secret=JB")),
+            ("otpauth://hotp/a?secret=JB", .missingCounter(uri: "otpauth://hotp/a?secret=<hidden>")),
             (
                 "otpauth://hotp/a?secret=JB&counter=-1",
-                .missingCounter(uri: "otpauth://hotp/a?secret=JB&counter=-1")
+                .missingCounter(uri: "otpauth://hotp/a?secret=<hidden>&counter=-1")
             ),
         ]
         for (uri, error) in failures {
@@ -292,5 +293,24 @@ struct OneTimePasswordTests {
         #expect(throws: OneTimePassword.ParseError.self) {
             try Secret(parsing: "otpauth://totp/x\n").oneTimePassword
         }
+    }
+
+    @Test("insert --secret's URI: label, blanks out of the secret, issuer again; append's line editing")
+    func buildingAndSettingURIs() {
+        let secret = SecureBytes(string: "JBSW Y3DP\tEHPK")
+        #expect(
+            OneTimePassword.totpURI(issuer: "Ex Co", account: "al@x", secret: secret, utf8Locale: true)
+                == "otpauth://totp/Ex+Co:al%40x?secret=JBSWY3DPEHPK&issuer=Ex+Co")
+        #expect(
+            OneTimePassword.totpURI(issuer: nil, account: "al", secret: secret, utf8Locale: true)
+                == "otpauth://totp/al?secret=JBSWY3DPEHPK")
+        let added = OneTimePassword.settingURI("otpauth://totp/n?secret=A", in: SecureBytes(string: "pw\nuser: u"))
+        #expect(!added.replaced && added.text.string == "pw\nuser: u\notpauth://totp/n?secret=A\n")
+        let replaced = OneTimePassword.settingURI(
+            "otpauth://totp/n?secret=B", in: SecureBytes(string: "pw\notpauth://totp/o?secret=A\nnote\n"))
+        #expect(replaced.replaced && replaced.text.string == "pw\notpauth://totp/n?secret=B\nnote\n")
+        #expect(OneTimePassword.settingURI("otpauth://x", in: SecureBytes([])).text.string == "\notpauth://x\n")
+        #expect(OneTimePassword.hasURILine(SecureBytes(string: "pw\n\u{0}otpauth://totp/a?secret=A\n")))
+        #expect(!OneTimePassword.hasURILine(SecureBytes(string: "pw\n otpauth://totp/a\n")))
     }
 }
