@@ -201,6 +201,42 @@ struct ForcePushSyncTests {
         #expect(try Self.remoteEntries(clones) == ["kept.gpg"])
     }
 
+    /// Red team: after a purge, a pusher deleted the remote's branch; sync saw no force-push (its
+    /// remote-tracking branch stayed, or was pruned with its reflog) and pushed the purged commit back.
+    @Test("A branch deleted on the remote after a purge is not made again with the purged commit")
+    func deletedBranchNotRemade() throws {
+        for prune in [false, true] {
+            let clones = try Self.purged()
+            try clones.sandbox.check([
+                "git", "-C", clones.remote, "config", "receive.denyDeleteCurrent", "ignore",
+            ])
+            try clones.git(clones.one, ["push", "--quiet", "origin", "--delete", "main"])
+            if prune { try clones.git(clones.two, ["config", "fetch.prune", "true"]) }
+            try clones.insert(clones.two, "mine", "mine\n")
+            let synced = try clones.run(clones.two, ["sync"])
+            #expect(synced.status != 0, "prune \(prune): \(synced.outputText)")
+            #expect(synced.errorText.contains("has no branch main any more"), "\(synced.errorText)")
+            let branches = try clones.sandbox.check(["git", "-C", clones.remote, "branch", "--list"])
+                .outputText
+            #expect(branches.isEmpty, "prune \(prune): the remote has no branch again: \(branches)")
+        }
+    }
+
+    @Test("A first sync into an empty remote makes its branch")
+    func firstPushMakesBranch() throws {
+        let clones = try SyncClones(entries: [("kept", "pw\n")])
+        let empty = clones.sandbox.directory + "/empty.git"
+        try clones.sandbox.check(["git", "init", "--quiet", "--bare", empty])
+        try clones.git(clones.two, ["remote", "set-url", "origin", empty])
+        try clones.git(clones.two, ["update-ref", "-d", "refs/remotes/origin/main"])
+        try? FileSystem.remove(clones.two + "/.git/coffer-fetched")
+        let synced = try clones.run(clones.two, ["sync"])
+        #expect(synced.status == 0, "\(synced.errorText)")
+        let listed = try clones.sandbox.check(["git", "-C", empty, "ls-tree", "-r", "--name-only", "main"])
+            .outputText
+        #expect(listed.contains("kept.gpg"), "\(listed)")
+    }
+
     @Test("A merge commit the remote dropped is named with the others it dropped")
     func droppedMergeNamed() throws {
         let clones = try SyncClones(entries: [("kept", "pw\n")])

@@ -168,15 +168,7 @@ extension PasswordStore {
             let before = try repository.run(["rev-parse", "HEAD"]).outputText
             // The remote may move between fetch and push: then everything is done again.
             for attempt in 1...3 {
-                let fetched = try repository.runUnchecked(["fetch", "--quiet", remote])
-                guard fetched.status == 0 else {
-                    throw CofferError(
-                        .git,
-                        "git fetch from \(remote) failed, so nothing was changed: "
-                            + Quoting.quoted(
-                                GitRepository.firstError(of: fetched.errorText) ?? "exit \(fetched.status)"),
-                        exitStatus: fetched.status)
-                }
+                try fetchBranch(repository, remote: remote, upstream: upstream)
                 var origins: BlobOrigins = [:]
                 if let remoteHead = repository.resolve(upstream) {
                     try verifySignatures(repository, range: "HEAD..\(remoteHead)")
@@ -249,6 +241,41 @@ extension PasswordStore {
                     repository, from: before, to: after, acceptance: acceptance)
             }
             return report
+        }
+    }
+
+    /// Fetches the remote's branch that `upstream` tracks into it (named, so that a branch the remote
+    /// no longer has is an error, not an old remote-tracking branch left in place).
+    ///
+    /// - Throws: when the fetch fails, and when the remote has no such branch though this clone fetched
+    ///   it before (someone deleted it): a push would make it again with whatever the remote had dropped
+    ///   (a purged entry). A branch the remote never had is made by the push.
+    private func fetchBranch(_ repository: GitRepository, remote: String, upstream: String) throws {
+        let name = String(upstream.dropFirst("refs/remotes/\(remote)/".count))
+        // Known from before the fetch (which may prune it, with its reflog).
+        let known =
+            repository.resolve(upstream) != nil
+            || !SyncIntegration.FetchedRecord.commits(for: upstream, in: repository).isEmpty
+        let fetched = try repository.runUnchecked([
+            "fetch", "--quiet", remote, "+refs/heads/\(name):\(upstream)",
+        ])
+        guard fetched.status != 0 else { return }
+        let listed = try repository.runUnchecked(["ls-remote", "--exit-code", remote, "refs/heads/\(name)"])
+        guard listed.status == 2 else {
+            throw CofferError(
+                .git,
+                "git fetch from \(remote) failed, so nothing was changed: "
+                    + Quoting.quoted(
+                        GitRepository.firstError(of: fetched.errorText) ?? "exit \(fetched.status)"),
+                exitStatus: fetched.status)
+        }
+        guard !known else {
+            throw CofferError(
+                .cannotMerge,
+                "\(remote) has no branch \(Quoting.quoted(name)) any more, though this clone fetched it before "
+                    + "(someone deleted or renamed it): nothing was changed or pushed, since a push would make it "
+                    + "again with every commit this clone has, also those the remote had dropped. To make the "
+                    + "branch again from this clone, git push it, then sync again")
         }
     }
 
