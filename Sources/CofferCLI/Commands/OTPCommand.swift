@@ -237,7 +237,9 @@ enum OTPCommand {
         try invocation.checkSneakyPaths(path)
         invocation.warnAboutUnappliedGPGOptions()
         let contents = try ShowCommand.decrypt(path, store)
-        if OneTimePassword.hasURILine(contents) { try Terminal.confirm("An OTP secret already exists for \(path). Overwrite it?") }
+        if OneTimePassword.hasURILine(contents) {
+            try Terminal.confirm("An OTP secret already exists for \(path). Overwrite it?")
+        }
         let key = try read(parsed, prompt: path, invocation)
         // The entry is read again under the store's lock: what changed while the prompt waited is kept.
         try invocation.checkSneakyPaths(path)
@@ -245,7 +247,8 @@ enum OTPCommand {
         try encrypt(path, invocation) {
             try store.update(path) { current in
                 let set = OneTimePassword.settingURI(key.uri, in: current)
-                let message = set.replaced ? "Replace OTP secret for \(path)." : "Append OTP secret for \(path)."
+                let message =
+                    set.replaced ? "Replace OTP secret for \(path)." : "Append OTP secret for \(path)."
                 return (set.text, message)
             }
         }

@@ -304,12 +304,14 @@ struct OneTimePasswordTests {
         #expect(
             OneTimePassword.totpURI(issuer: nil, account: "al", secret: secret, utf8Locale: true)
                 == "otpauth://totp/al?secret=JBSWY3DPEHPK")
-        let added = OneTimePassword.settingURI("otpauth://totp/n?secret=A", in: SecureBytes(string: "pw\nuser: u"))
+        let added = OneTimePassword.settingURI(
+            "otpauth://totp/n?secret=A", in: SecureBytes(string: "pw\nuser: u"))
         #expect(!added.replaced && added.text.string == "pw\nuser: u\notpauth://totp/n?secret=A\n")
         let replaced = OneTimePassword.settingURI(
             "otpauth://totp/n?secret=B", in: SecureBytes(string: "pw\notpauth://totp/o?secret=A\nnote\n"))
         #expect(replaced.replaced && replaced.text.string == "pw\notpauth://totp/n?secret=B\nnote\n")
-        #expect(OneTimePassword.settingURI("otpauth://x", in: SecureBytes([])).text.string == "\notpauth://x\n")
+        #expect(
+            OneTimePassword.settingURI("otpauth://x", in: SecureBytes([])).text.string == "\notpauth://x\n")
         #expect(OneTimePassword.hasURILine(SecureBytes(string: "pw\n\u{0}otpauth://totp/a?secret=A\n")))
         #expect(!OneTimePassword.hasURILine(SecureBytes(string: "pw\n otpauth://totp/a\n")))
     }
