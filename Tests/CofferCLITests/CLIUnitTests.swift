@@ -27,7 +27,9 @@ struct CLIUnitTests {
         #expect(
             OneTimePassword.masked("otpauth://hotp/a?issuer=x&secret=JB&secret=KC#frag")
                 == "otpauth://hotp/a?issuer=x&secret=<hidden>&secret=<hidden>#frag")
-        #expect(OneTimePassword.masked("otpauth://totp/a?secret=&digits=6") == "otpauth://totp/a?secret=&digits=6")
+        #expect(
+            OneTimePassword.masked("otpauth://totp/a?secret=&digits=6") == "otpauth://totp/a?secret=&digits=6"
+        )
         #expect(OneTimePassword.masked("otpauth://totp/mysecret=x?a=1") == "otpauth://totp/mysecret=x?a=1")
         #expect(OneTimePassword.masked("secret=ABC") == "secret=ABC")
     }
