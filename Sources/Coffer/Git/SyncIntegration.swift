@@ -639,10 +639,9 @@ struct SyncIntegration {
                         try repository.blob(local.object), try repository.blob(remote.object)
                     )
                     try verifySignatures(path, local: (ours, commits.local), remote: (theirs, commits.remote))
-                    bytes = GPGIDFile.merge(
-                        base: try base.map { try repository.blob($0.object) } ?? [], ours: ours,
-                        theirs: theirs,
-                        keys: recipientKeys, name: primaryFingerprint)
+                    bytes = try mergedRecipientFile(
+                        path, base: try base.map { try repository.blob($0.object) } ?? [], ours: ours,
+                        theirs: theirs)
                     try checkVouched(path, merged: bytes, remote: theirs)
                     mergedRecipients.insert(path)
                 case 1:
@@ -688,9 +687,8 @@ struct SyncIntegration {
                 let theirs = try? repository.blob(remote + ":" + path)
             else { continue }
             try verifySignatures(path, local: (ours, local), remote: (theirs, remote))
-            let bytes = GPGIDFile.merge(
-                base: (try? repository.blob(base + ":" + path)) ?? [], ours: ours, theirs: theirs,
-                keys: recipientKeys, name: primaryFingerprint)
+            let bytes = try mergedRecipientFile(
+                path, base: (try? repository.blob(base + ":" + path)) ?? [], ours: ours, theirs: theirs)
             try checkVouched(path, merged: bytes, remote: theirs)
             let file = repository.directory + "/" + path
             guard (try? FileSystem.readFile(file)) != bytes else { continue }
@@ -700,6 +698,23 @@ struct SyncIntegration {
         guard !merged.isEmpty else { return }
         try repository.run(["add", "--"] + merged)
         for path in merged { try resign(path) }
+    }
+
+    /// A `.gpg-id` both sides changed, merged by its keys (``GPGIDFile/merge(base:ours:theirs:keys:name:)``).
+    ///
+    /// - Throws: when the merge leaves no recipient (each side removed the keys the other kept, seed
+    ///   990024): no side chose that, and taking either side's keys would give the other's new entries to
+    ///   a key it removed. The person merges it by hand.
+    private func mergedRecipientFile(_ path: String, base: [UInt8], ours: [UInt8], theirs: [UInt8]) throws
+        -> [UInt8]
+    {
+        let bytes = GPGIDFile.merge(
+            base: base, ours: ours, theirs: theirs, keys: recipientKeys, name: primaryFingerprint)
+        guard GPGIDFile.parse(bytes).isEmpty,
+            !GPGIDFile.parse(ours).isEmpty || !GPGIDFile.parse(theirs).isEmpty
+        else { return bytes }
+        throw cannotMerge(
+            path, "each side removed the recipients the other kept, so no recipient is left", advice: .byHand)
     }
 
     /// A signed commit vouches for the `.gpg-id` it writes (see ``PasswordStore/isSigned(_:by:in:range:)``):
