@@ -237,6 +237,50 @@ struct ForcePushSyncTests {
         #expect(listed.contains("kept.gpg"), "\(listed)")
     }
 
+    /// Red team (pusher): the purged line came back in a merge by hand under the name this clone renamed
+    /// the entry to and edited: another path, another blob and another text than the dropped commit's.
+    @Test("A merge by hand keeps no line a dropped commit added, in an entry renamed and edited here")
+    func mergeByHandRenamedAndEdited() throws {
+        let clones = try SyncClones(entries: [("web/a", "pw0\nuser: bob\n")])
+        try TestFiles.write("line1\nline2\n", to: clones.one + "/notes.txt")
+        try clones.git(clones.one, ["add", "notes.txt"])
+        try clones.git(clones.one, ["commit", "-qm", "notes"])
+        try clones.check(clones.one, ["sync"])
+        try clones.check(clones.two, ["sync"])
+        try clones.insert(clones.one, "web/a", "pw0\nuser: bob\nleak: PURGED-SECRET\n")
+        try clones.check(clones.one, ["sync"])
+        try clones.check(clones.two, ["sync"])
+        // Two renames and edits the entry, and changes a note.
+        try clones.check(clones.two, ["mv", "web/a", "web/b"])
+        try clones.insert(clones.two, "web/b", "pw0\nuser: bob\nleak: PURGED-SECRET\nmine: yes\n")
+        try TestFiles.write("line1 two\nline2\n", to: clones.two + "/notes.txt")
+        try clones.git(clones.two, ["commit", "-qam", "two's note"])
+        // The leak is purged, and the same line of the note changed there.
+        try clones.git(clones.one, ["reset", "--quiet", "--hard", "HEAD~1"])
+        try TestFiles.write("line1 one\nline2\n", to: clones.one + "/notes.txt")
+        try clones.git(clones.one, ["commit", "-qam", "one's note"])
+        try clones.git(clones.one, ["push", "--quiet", "--force", "origin", "main"])
+        let stopped = try clones.run(clones.two, ["sync"])
+        #expect(stopped.status == 1, "\(stopped.outputText)")
+        _ = try? clones.git(clones.two, ["merge", "-q", "origin/main"])
+        try TestFiles.write("line1 merged\nline2\n", to: clones.two + "/notes.txt")
+        try clones.git(clones.two, ["add", "notes.txt"])
+        let synced = try clones.run(clones.two, ["sync"])
+        #expect(synced.status == 0, "\(synced.errorText)")
+        #expect(!(try clones.show(clones.two, "web/b")).contains("PURGED"))
+        let pushed = try clones.sandbox.check(["git", "-C", clones.remote, "show", "main:web/b.gpg"])
+            .outputText
+        #expect(!pushed.isEmpty)
+        for name in try Self.remoteEntries(clones) {
+            let text = try clones.sandbox.run(
+                [
+                    "sh", "-c", "git -C \"$1\" show main:\"$2\" | gpg --batch --quiet -d", "sh",
+                    clones.remote, name,
+                ])
+            #expect(!text.outputText.contains("PURGED"), "\(name)")
+        }
+    }
+
     @Test("A merge commit the remote dropped is named with the others it dropped")
     func droppedMergeNamed() throws {
         let clones = try SyncClones(entries: [("kept", "pw\n")])

@@ -79,6 +79,8 @@ struct SyncIntegration {
     var resolvedByHand: String?
     /// The commits of this clone that the remote dropped (a force-push), oldest first.
     var droppedCommits: [String] = []
+    /// What they wrote, once worked out (``droppedContent()``).
+    var droppedContentFound: DroppedContent?
     /// Where the remote pointed before (its reflog and sync's record), as ``remoteHistory(original:)``
     /// last found.
     var remoteHeldBefore: [String] = []
@@ -379,47 +381,6 @@ struct SyncIntegration {
         let differing = output.standardOutput.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
             .filter { Self.rank($0) >= 2 }
         guard !differing.isEmpty else { return }
-        // What a dropped commit wrote stays out under any name (git's rename following may have carried
-        // it to another path in the merge): by blob, and for entries by text (a rename may have
-        // re-encrypted it). An entry a dropped commit only re-encrypted is no change.
-        var changedByDropped: Set<String> = []
-        var droppedBlobs: Set<String> = []
-        var droppedTexts: [SecureBytes] = []
-        // An entry of a dropped commit this clone cannot read: no entry of the merge can be told from it.
-        var unreadableDropped = false
-        for commit in droppedCommits {
-            // A root commit is compared with the empty tree (its name depends on the hash git uses).
-            let parent =
-                repository.resolve(commit + "^") == nil
-                ? try repository.run(["hash-object", "-t", "tree", "/dev/null"]).outputText : commit + "^"
-            var changes = try repository.changes(from: parent, to: commit)
-            // What a merge wrote itself (its resolution) is what differs from every one of its parents.
-            var other = 2
-            while repository.resolve("\(commit)^\(other)") != nil {
-                let against = Set(try repository.changes(from: "\(commit)^\(other)", to: commit).map(\.path))
-                changes = changes.filter { against.contains($0.path) }
-                other += 1
-            }
-            for change in changes {
-                let path = change.path
-                let after = try repository.file(path, in: commit)
-                if path.hasSuffix(".gpg"), let after {
-                    guard let text = readableText(after.object) else {
-                        unreadableDropped = true
-                        changedByDropped.insert(path)
-                        continue
-                    }
-                    if let before = try repository.file(path, in: parent),
-                        readableText(before.object)?.constantTimeEquals(text) == true
-                    {
-                        continue
-                    }
-                    droppedTexts.append(text)
-                }
-                if let after { droppedBlobs.insert(after.object) }
-                changedByDropped.insert(path)
-            }
-        }
         var written: [String] = []
         var removed: [String] = []
         for path in differing {
@@ -429,17 +390,9 @@ struct SyncIntegration {
             // the remote holds now.
             let remote = try repository.file(path, in: upstreamCommit)
             let asRemote = chosen != nil && chosen?.object == remote?.object
-            if !asRemote
-                && (changedByDropped.contains(path)
-                    || chosen.map { droppedBlobs.contains($0.object) } == true)
-            {
-                continue
-            }
-            if !asRemote, path.hasSuffix(".gpg"), let chosen {
-                // An entry that cannot be compared keeps the replay's version.
-                guard !unreadableDropped, let text = readableText(chosen.object),
-                    !droppedTexts.contains(where: { $0.constantTimeEquals(text) })
-                else { continue }
+            if !asRemote {
+                if try droppedContent().paths.contains(path) { continue }
+                if let chosen, try holdsDropped(path, chosen.object) { continue }
             }
             if let chosen {
                 if chosen.mode == "120000" {
@@ -470,6 +423,96 @@ struct SyncIntegration {
 
     /// The text of the entry blob `object`; `nil` when this clone cannot decrypt it (the caller then
     /// takes the side that keeps dropped values out).
+    /// What the commits the remote dropped wrote (``droppedCommits``), to keep out of what a merge by
+    /// hand chose: the paths they changed, the blobs they wrote, the texts of their entries and digests
+    /// of the lines they added to entries. Worked out once a sync.
+    struct DroppedContent {
+        var paths: Set<String> = []
+        var blobs: Set<String> = []
+        var texts: [SecureBytes] = []
+        // Kept as digests: no plaintext line outlives its entry's buffer.
+        var lineDigests: Set<[UInt8]> = []
+        // An entry of a dropped commit this clone cannot read: no entry of the merge can be told from it.
+        var unreadable = false
+    }
+
+    /// ``DroppedContent`` of this sync.
+    private mutating func droppedContent() throws -> DroppedContent {
+        if let found = droppedContentFound { return found }
+        var dropped = DroppedContent()
+        // What a dropped commit wrote stays out under any name (git's rename following may have carried
+        // it to another path in the merge): by blob, and for entries by text (a rename may have
+        // re-encrypted it). An entry a dropped commit only re-encrypted is no change.
+        // The lines a dropped commit added to an entry: an entry of the merge holding one of them (the
+        // purged entry renamed and edited, red team of the pusher) holds what was purged.
+        for commit in droppedCommits {
+            // A root commit is compared with the empty tree (its name depends on the hash git uses).
+            let parent =
+                repository.resolve(commit + "^") == nil
+                ? try repository.run(["hash-object", "-t", "tree", "/dev/null"]).outputText : commit + "^"
+            var changes = try repository.changes(from: parent, to: commit)
+            // What a merge wrote itself (its resolution) is what differs from every one of its parents.
+            var other = 2
+            while repository.resolve("\(commit)^\(other)") != nil {
+                let against = Set(try repository.changes(from: "\(commit)^\(other)", to: commit).map(\.path))
+                changes = changes.filter { against.contains($0.path) }
+                other += 1
+            }
+            for change in changes {
+                let path = change.path
+                let after = try repository.file(path, in: commit)
+                if path.hasSuffix(".gpg"), let after {
+                    guard let text = readableText(after.object) else {
+                        dropped.unreadable = true
+                        dropped.paths.insert(path)
+                        continue
+                    }
+                    let before = try repository.file(path, in: parent).flatMap { readableText($0.object) }
+                    if before?.constantTimeEquals(text) == true { continue }
+                    dropped.texts.append(text)
+                    let old = Set(before.map(Self.lineDigests) ?? [])
+                    dropped.lineDigests.formUnion(Self.lineDigests(text).filter { !old.contains($0) })
+                }
+                if let after { dropped.blobs.insert(after.object) }
+                dropped.paths.insert(path)
+            }
+        }
+        droppedContentFound = dropped
+        return dropped
+    }
+
+    /// Whether the version `object` of `path` a merge by hand chose (`nil`: removed) holds what a dropped
+    /// commit wrote and is not what the remote holds now.
+    private mutating func keepsDropped(_ path: String, _ object: String?) throws -> Bool {
+        guard let object, object != (try repository.file(path, in: upstreamCommit))?.object else {
+            return false
+        }
+        return try holdsDropped(path, object)
+    }
+
+    /// Whether `object`, the version of `path` a merge by hand chose, holds what a dropped commit wrote:
+    /// one of its blobs, or for an entry its text or a line it added (an entry that cannot be read, or
+    /// compared, counts as holding it).
+    private mutating func holdsDropped(_ path: String, _ object: String) throws -> Bool {
+        let dropped = try droppedContent()
+        if dropped.blobs.contains(object) { return true }
+        guard path.hasSuffix(".gpg") else { return false }
+        guard !dropped.unreadable, let text = readableText(object) else { return true }
+        return dropped.texts.contains { $0.constantTimeEquals(text) }
+            || Self.lineDigests(text).contains(where: dropped.lineDigests.contains)
+    }
+
+    /// The SHA-1 of each line of an entry's text that is not empty: lines compared without keeping them.
+    private static func lineDigests(_ text: SecureBytes) -> [[UInt8]] {
+        text.withUnsafeBytes { bytes in
+            bytes.split(separator: UInt8(ascii: "\n")).map { slice in
+                var line = Array(slice)
+                defer { wipeMemory(&line, count: line.count) }
+                return Gcrypt.sha1(line)
+            }
+        }
+    }
+
     private func readableText(_ object: String) -> SecureBytes? {
         do {
             return try store.engine.decrypt(repository.blob(object))
@@ -616,9 +659,12 @@ struct SyncIntegration {
                 if isEntry && base != nil { report.keptEdits.append(name) }
                 if isEntry && base == nil { report.keptRenames.append(name) }
             case (let local?, let remote?):
-                if let resolution = resolvedByHand, Self.rank(path) >= 2 {
-                    // The person's choice, from their merge by hand (never for recipients, which merge by key).
-                    let chosen = try repository.file(path, in: resolution)
+                if let resolution = resolvedByHand, Self.rank(path) >= 2,
+                    case let chosen = try repository.file(path, in: resolution),
+                    try !keepsDropped(path, chosen?.object)
+                {
+                    // The person's choice, from their merge by hand (never for recipients, which merge by key),
+                    // unless it holds what the remote dropped: then the entry merges as without it.
                     if let chosen, Self.isRegularFile(chosen.mode) {
                         try write(repository.blob(chosen.object), to: file, mode: chosen.mode)
                         added.append(path)
