@@ -139,6 +139,35 @@ struct HostileNameTests {
         }
     }
 
+    /// Red team (pusher): a pushed `*.gpg text eol=crlf` rewrote the ciphertexts `coffer clone` checked out,
+    /// before the clone's own attributes were written.
+    @Test("coffer clone checks out every ciphertext as committed, whatever a pushed .gitattributes says")
+    func cloneIgnoresPushedAttributes() throws {
+        let installed = try InstalledAsPass(git: true)
+        // Entries whose ciphertexts hold a LF byte (most of 40 do).
+        for index in 0..<40 { try installed.insert("e\(index)", "secret \(index)\n") }
+        try "*.gpg text eol=crlf\n".write(toFile: installed.store + "/.gitattributes")
+        try installed.git(["add", "-f", ".gitattributes"])
+        try installed.git(["commit", "-q", "-m", "settings"])
+        let remote = installed.sandbox.directory + "/remote.git"
+        try installed.sandbox.check(["git", "clone", "--quiet", "--bare", installed.store, remote])
+        let clone = installed.sandbox.directory + "/clone"
+        try installed.check(["clone", remote, "--path", clone])
+        var withLF = 0
+        for index in 0..<40 {
+            let committed = try installed.sandbox.check(["git", "-C", remote, "show", "HEAD:e\(index).gpg"])
+            if committed.standardOutput.contains(10) { withLF += 1 }
+            #expect(
+                committed.standardOutput == (try installed.sandbox.read(clone + "/e\(index).gpg")),
+                "e\(index)")
+        }
+        #expect(withLF > 0)
+        let status = try installed.sandbox.check(["git", "-C", clone, "status", "--porcelain"]).outputText
+        #expect(status.isEmpty, "\(status)")
+        let shown = try installed.sandbox.check(["gpg", "--batch", "--quiet", "-d", clone + "/e7.gpg"])
+        #expect(shown.outputText.hasPrefix("secret 7"))
+    }
+
     @Test("hostile variables: a umask bash refuses, pathspec switches, a store path that is not UTF-8")
     func hostileVariables() throws {
         let installed = try InstalledAsPass(git: true)

@@ -149,18 +149,24 @@ extension GitRepository {
         // A merge by hand treats folders as sync does: git's directory rename detection would move an
         // entry the other side added into the folder this side renamed, under other recipients.
         try run(["config", "--local", "merge.directoryRenames", "false"])
+        try installEntryAttributes(mergeDriver: true)
+    }
+
+    /// Writes this clone's own attributes for entries (`.git/info/attributes`, which win over a pushed
+    /// `.gitattributes`): entries are bytes git must keep as they are (`text` would turn LF into CR LF
+    /// inside ciphertexts on checkout, a filter would replace them); with `mergeDriver`, they merge
+    /// through coffer's driver.
+    package func installEntryAttributes(mergeDriver: Bool) throws {
         var attributes = try run(["rev-parse", "--git-path", "info/attributes"]).outputText
         if !attributes.startsWithSlash { attributes = directory + "/" + attributes }
-        // Entries are bytes git must keep as they are, whatever a pushed `.gitattributes` says (`text`
-        // would turn CR LF into LF inside ciphertexts, a filter would replace them): this clone's own
-        // attributes, which win over the tree's, say so.
         let lines = [
-            "*.gpg merge=coffer -text -eol -filter -ident -working-tree-encoding", "*.GPG -text -filter",
+            "*.gpg \(mergeDriver ? "merge=coffer" : "-merge") -text -eol -filter -ident -working-tree-encoding",
+            "*.GPG -text -filter",
         ]
         let existing = FileSystem.isFile(attributes) ? try FileSystem.readFile(attributes) : []
         let text = String(decoding: existing, as: UTF8.self)
         var kept = text.split(separator: "\n").map(String.init).filter {
-            !$0.hasPrefix("*.gpg merge=coffer") && !lines.contains($0)
+            !$0.hasPrefix("*.gpg merge=coffer") && !$0.hasPrefix("*.gpg -merge -text") && !lines.contains($0)
         }
         if text.split(separator: "\n").map(String.init).suffix(lines.count) == lines[...] { return }
         kept += lines

@@ -482,7 +482,7 @@ extension PasswordStore {
         let output = try GitRepository(
             directory: parent, storeRoot: root, environment: configuration.environment
         )
-        .runUnchecked(["clone", "--quiet", "--", url, root])
+        .runUnchecked(["clone", "--quiet", "--no-checkout", "--", url, root])
         guard output.status == 0 else {
             throw CofferError(
                 .git,
@@ -490,6 +490,10 @@ extension PasswordStore {
             )
         }
         let repository = try rootRepository()
+        // This clone's attributes come before the first checkout: a pushed `.gitattributes` (`*.gpg text
+        // eol=crlf`) would otherwise rewrite the ciphertexts as they are checked out.
+        try repository.installEntryAttributes(mergeDriver: mergeDriver != nil)
+        if repository.resolve("HEAD") != nil { try repository.run(["checkout", "--quiet", "-f"]) }
         // A remote whose HEAD names a branch it does not have (a bare repository made with another default
         // branch than the one pushed) leaves the clone on no commit: take its branch, main first.
         if repository.resolve("HEAD") == nil {
