@@ -315,6 +315,36 @@ struct BinaryAndCounterSyncTests {
         }
     }
 
+    /// Red team (pusher): the counter's rise and the entry's removal arrived in one sync, which then
+    /// recorded nothing; the old ciphertext pushed back later found no counter to move on from.
+    @Test("A counter seen in a sync that also removed the entry is kept: the old entry put back moves on")
+    func counterSeenBeforeRemoval() throws {
+        let uri = "otpauth://hotp/Bank:me?secret=\(Self.secret)"
+        let clones = try SyncClones(entries: [("bank", "pw\n\(uri)&counter=3\n")])
+        let old = try clones.sandbox.check(["git", "-C", clones.remote, "show", "main:bank.gpg"])
+            .standardOutput
+        var handedOut: [String] = []
+        for _ in 0..<7 {
+            let result = try clones.check(clones.one, ["otp", "bank"])
+            handedOut.append(String(result.outputText.split(separator: "\n").last ?? ""))
+        }
+        try clones.check(clones.one, ["sync"])
+        // The pusher removes the entry; two gets the rise and the removal in one sync.
+        try clones.check(clones.one, ["rm", "-f", "bank"])
+        try clones.check(clones.one, ["sync"])
+        try clones.check(clones.two, ["sync"])
+        #expect(!TestFiles.exists(clones.two + "/bank.gpg"))
+        // Then puts the old ciphertext back (no need to read it).
+        try TestFiles.write(old, to: clones.one + "/bank.gpg", mode: 0o600)
+        try clones.git(clones.one, ["add", "bank.gpg"])
+        try clones.git(clones.one, ["commit", "-q", "-m", "restore bank"])
+        try clones.git(clones.one, ["push", "--quiet", "origin", "main"])
+        try clones.check(clones.two, ["sync"])
+        let result = try clones.check(clones.two, ["otp", "bank"])
+        handedOut.append(String(result.outputText.split(separator: "\n").last ?? ""))
+        #expect(Set(handedOut).count == handedOut.count, "a code was handed out twice: \(handedOut)")
+    }
+
     @Test("otp refuses an entry holding a conflict, with one line, and writes nothing")
     func otpRefusesConflict() throws {
         let clones = try SyncClones(entries: [

@@ -104,9 +104,10 @@ extension PasswordStore {
             current.append(
                 (String(file.droppingPathPrefix(root).dropLast(4)), found.key, found.counter, found.id))
         }
-        guard !current.isEmpty else { return [] }
         // The highest counter of each secret: in this clone's versions of every path the sync touched,
-        // and in every version its commits wrote.
+        // and in every version its commits wrote. Read also when no HOTP entry is left (a push removed
+        // it, or replaced it with what this clone cannot read): a version with the old counter that
+        // comes back later must find the one seen here (red team, a code handed out twice).
         let had = try repository.treeFiles(at: before).mapValues(\.object)
         var objects = Set(versions.flatMap { $0.path.hasSuffix(".gpg") ? $0.objects : [] })
         for path in paths { if let object = had[path] { objects.insert(object) } }
