@@ -345,6 +345,41 @@ struct BinaryAndCounterSyncTests {
         #expect(Set(handedOut).count == handedOut.count, "a code was handed out twice: \(handedOut)")
     }
 
+    /// Red team (pusher): the counter's rise and its rollback arrived through a merge by hand that sync
+    /// had asked for; finishing that merge read no counter, and a code was handed out twice.
+    @Test("A merge by hand that brings a lowered counter keeps the higher one; no code twice")
+    func counterThroughMergeByHand() throws {
+        let uri = "otpauth://hotp/Bank:me?secret=\(Self.secret)"
+        let clones = try SyncClones(entries: [("bank", "pw\n\(uri)&counter=5\n")])
+        try TestFiles.write("line1\n", to: clones.one + "/notes.txt")
+        try clones.git(clones.one, ["add", "notes.txt"])
+        try clones.git(clones.one, ["commit", "-qm", "notes"])
+        try clones.check(clones.one, ["sync"])
+        try clones.check(clones.two, ["sync"])
+        let old = try clones.sandbox.check(["git", "-C", clones.remote, "show", "main:bank.gpg"])
+            .standardOutput
+        let used = try clones.check(clones.one, ["otp", "bank"])
+        var handedOut = [String(used.outputText.split(separator: "\n").last ?? "")]
+        try clones.check(clones.one, ["sync"])
+        // The pusher puts the old counter back and changes the note two changes too.
+        try TestFiles.write(old, to: clones.one + "/bank.gpg", mode: 0o600)
+        try TestFiles.write("pusher\n", to: clones.one + "/notes.txt")
+        try clones.git(clones.one, ["commit", "-qam", "tidy"])
+        try clones.git(clones.one, ["push", "--quiet", "origin", "main"])
+        try TestFiles.write("two\n", to: clones.two + "/notes.txt")
+        try clones.git(clones.two, ["commit", "-qam", "two's note"])
+        let stopped = try clones.run(clones.two, ["sync"])
+        #expect(stopped.status == 1, "\(stopped.outputText)")
+        _ = try? clones.git(clones.two, ["merge", "-q", "origin/main"])
+        try TestFiles.write("two and pusher\n", to: clones.two + "/notes.txt")
+        try clones.git(clones.two, ["add", "notes.txt"])
+        let finished = try clones.run(clones.two, ["sync"])
+        #expect(finished.status == 0, "\(finished.errorText)")
+        let result = try clones.check(clones.two, ["otp", "bank"])
+        handedOut.append(String(result.outputText.split(separator: "\n").last ?? ""))
+        #expect(Set(handedOut).count == handedOut.count, "a code was handed out twice: \(handedOut)")
+    }
+
     @Test("otp refuses an entry holding a conflict, with one line, and writes nothing")
     func otpRefusesConflict() throws {
         let clones = try SyncClones(entries: [

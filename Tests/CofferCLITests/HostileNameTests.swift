@@ -168,6 +168,30 @@ struct HostileNameTests {
         #expect(shown.outputText.hasPrefix("secret 7"))
     }
 
+    /// Red team (pusher): `coffer clone` printed a pushed `.gpg-id` line raw in its warning (escape
+    /// sequences for the terminal), and a pushed `working-tree-encoding` turned `.gpg-id` into UTF-16.
+    @Test("coffer clone quotes a pushed .gpg-id in its warning and checks it out as committed")
+    func cloneQuotesAndKeepsRecipients() throws {
+        let installed = try InstalledAsPass(git: true)
+        let hostile = "\u{1B}]0;PWNED\u{07}\u{1B}[2Jnobody@coffer.test\n"
+        try hostile.write(toFile: installed.store + "/.gpg-id")
+        try installed.git(["add", "-f", ".gpg-id"])
+        try installed.git(["commit", "-q", "-m", "recipients"])
+        try ".gpg-id working-tree-encoding=UTF-16LE-BOM\n".write(toFile: installed.store + "/.gitattributes")
+        try installed.git(["add", "-f", ".gitattributes"])
+        try installed.git(["commit", "-q", "-m", "attributes"])
+        let remote = installed.sandbox.directory + "/remote.git"
+        try installed.sandbox.check(["git", "clone", "--quiet", "--bare", installed.store, remote])
+        let clone = installed.sandbox.directory + "/clone"
+        let cloned = try installed.run(["clone", remote, "--path", clone])
+        #expect(cloned.status == 0, "\(cloned.errorText)")
+        #expect(cloned.errorText.contains("Warning: no secret key for"), "\(cloned.errorText)")
+        #expect(
+            !cloned.errorText.utf8.contains(0x1B) && !cloned.errorText.utf8.contains(0x07),
+            "\(cloned.errorText)")
+        #expect(try installed.sandbox.read(clone + "/.gpg-id") == Array(hostile.utf8))
+    }
+
     @Test("hostile variables: a umask bash refuses, pathspec switches, a store path that is not UTF-8")
     func hostileVariables() throws {
         let installed = try InstalledAsPass(git: true)

@@ -159,9 +159,13 @@ extension GitRepository {
     package func installEntryAttributes(mergeDriver: Bool) throws {
         var attributes = try run(["rev-parse", "--git-path", "info/attributes"]).outputText
         if !attributes.startsWithSlash { attributes = directory + "/" + attributes }
+        // The recipient files and kept keys are bytes too: a pushed `working-tree-encoding` would turn a
+        // `.gpg-id` into UTF-16 on checkout.
+        let asBytes = "-text -eol -filter -ident -working-tree-encoding"
         let lines = [
-            "*.gpg \(mergeDriver ? "merge=coffer" : "-merge") -text -eol -filter -ident -working-tree-encoding",
+            "*.gpg \(mergeDriver ? "merge=coffer" : "-merge") \(asBytes)",
             "*.GPG -text -filter",
+            ".gpg-id \(asBytes)", ".gpg-id.sig \(asBytes)", ".public-keys/** \(asBytes)",
         ]
         let existing = FileSystem.isFile(attributes) ? try FileSystem.readFile(attributes) : []
         let text = String(decoding: existing, as: UTF8.self)

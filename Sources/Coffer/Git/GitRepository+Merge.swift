@@ -63,11 +63,12 @@ extension GitRepository {
     }
 
     /// Every version of a file the commits reachable from `new` and not from `old` wrote or replaced
-    /// (`git log --raw`, merges left out: what they write is at their tip, or replaced later): its path
+    /// (`git log --raw`, merges against each parent, so that what a merge's resolution wrote is read
+    /// too): its path
     /// relative to the top of the work tree and the objects before and after each change.
     func fileVersions(since old: String, to new: String) throws -> [(path: String, objects: [String])] {
         let output = try run([
-            "log", "--format=", "--raw", "-z", "--no-renames", "--no-abbrev", "\(old)..\(new)", "--",
+            "log", "--format=", "--raw", "-m", "-z", "--no-renames", "--no-abbrev", "\(old)..\(new)", "--",
         ]).standardOutput
         let fields = output.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
         var result: [(String, [String])] = []

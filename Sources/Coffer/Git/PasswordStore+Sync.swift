@@ -128,8 +128,11 @@ extension PasswordStore {
                     policy: try AutomaticPolicy(
                         store: self, acceptance: try acceptance(at: root + "/.gpg-id"), origins: origins))
                 integration.policy.gained = gainedKeys(repository, local: "HEAD", remote: mergeHead)
+                let beforeMerge = try repository.run(["rev-parse", "HEAD"]).outputText
                 try integration.finishMergeByHand()
                 report.add(integration.report)
+                // What the merge brought counts for the HOTP counters as what a sync brings does.
+                report.keptCounters += try keepHOTPCounters(repository, since: beforeMerge)
             }
             try repository.ensureNoUnfinishedOperation()
             repository.removeStaleLocks()

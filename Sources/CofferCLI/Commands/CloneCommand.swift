@@ -19,8 +19,9 @@ enum CloneCommand {
         let unreadable = try store.clone(from: parsed.operands[0], mergeDriver: ownExecutable)
         standardOutput.line("Cloned \(parsed.operands[0]) into \(store.root).")
         if !unreadable.isEmpty {
+            // The recipients are the cloned repository's text: quoted, so that they cannot drive the terminal.
             standardError.line(
-                "Warning: no secret key for \(unreadable.joined(separator: ", ")) is in your keyring; "
+                "Warning: no secret key for \(unreadable.map(Quoting.quoted).joined(separator: ", ")) is in your keyring; "
                     + "its entries will not decrypt here.")
         }
     }
