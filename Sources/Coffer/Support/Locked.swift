@@ -9,7 +9,10 @@
 /// The mutex and the condition live in memory allocated with the value (a `ManagedBuffer`), so their
 /// addresses never move: a `pthread_mutex_t` stored as a property and passed as `&mutex` has no such
 /// guarantee in Swift (the reason SwiftNIO's `NIOLock` is built this way).
-package final class Locked<Value>: @unchecked Sendable {
+///
+/// It is `Sendable` only for a `Sendable` value: the lock orders access, but a value that is not safe to
+/// hand to another thread stays unsafe behind it.
+package final class Locked<Value> {
     private let storage: Storage
 
     /// A lock guarding `value`.
@@ -91,3 +94,7 @@ package final class Locked<Value>: @unchecked Sendable {
             .assumingMemoryBound(to: pthread_cond_t.self)
     }
 }
+
+/// The mutex makes access to a `Sendable` value from many threads safe.
+extension Locked: @unchecked Sendable where Value: Sendable {}
+

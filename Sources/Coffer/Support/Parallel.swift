@@ -127,7 +127,10 @@ package enum Parallel {
 
     /// The shared state of one run: the next item to start, the finished results, and how far the
     /// consumer has got.
-    private final class Pipeline<Output>: Sendable {
+    ///
+    /// Unchecked: an `Output` need not be `Sendable`. Each result is made by one worker, stored under
+    /// the lock, and taken once by the consumer under the lock; no two threads use one at the same time.
+    private final class Pipeline<Output>: @unchecked Sendable {
         private struct State {
             var results: [Result<Output, any Error>?]
             var next = 0
