@@ -97,4 +97,3 @@ package final class Locked<Value> {
 
 /// The mutex makes access to a `Sendable` value from many threads safe.
 extension Locked: @unchecked Sendable where Value: Sendable {}
-
