@@ -140,7 +140,7 @@ struct RuntimeFilesTests {
         defer { _ = try? ChildProcess(["rm", "-rf", theirs]).run() }
         try TestFiles.write("theirs\n", to: theirs + "/.coffer-tmpdir")
         chown(theirs + "/.coffer-tmpdir", Self.other, Self.other)
-        let planted = ["coffer.", "pass."].map { "/dev/shm/" + $0 + SecureTemporaryFolder.randomName(13) }
+        let planted = ["coffer.", "pass."].map { "/dev/shm/" + $0 + PlaintextFolder.randomName(13) }
         defer { for path in planted { _ = try? ChildProcess(["rm", "-rf", path]).run() } }
         try #require(symlink(theirs, planted[0]) == 0)
         lchown(planted[0], Self.other, Self.other)

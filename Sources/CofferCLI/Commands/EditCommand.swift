@@ -35,7 +35,7 @@ enum EditCommand {
             while let first = flattened.first, first & 0xc0 == 0x80 { flattened.removeFirst() }
         }
         let file =
-            folder.path + "/" + SecureTemporaryFolder.randomName(6) + "-"
+            folder.path + "/" + PlaintextFolder.randomName(6) + "-"
             + String(decoding: flattened, as: UTF8.self)
             + ".txt"
 

@@ -47,11 +47,11 @@ enum FsckCommand {
         }
         // Plaintext an edit killed with SIGKILL left in its private folder.
         var leftovers: [String] = []
-        for parent in SecureTemporaryFolder.parents(environment: invocation.environment) {
+        for parent in PlaintextFolder.parents(environment: invocation.environment) {
             leftovers +=
                 fix
-                ? SecureTemporaryFolder.removeAbandoned(in: parent)
-                : SecureTemporaryFolder.abandoned(in: parent)
+                ? PlaintextFolder.removeAbandoned(in: parent)
+                : PlaintextFolder.abandoned(in: parent)
         }
         for path in leftovers {
             standardOutput.line("\(path): plaintext left by an interrupted edit\(fix ? " (fixed)" : "")")
