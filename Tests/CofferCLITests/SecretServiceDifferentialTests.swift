@@ -121,9 +121,14 @@ struct SecretServiceDifferentialTests {
         let coffer = try run(try SecretServiceSandbox(), start: "start_provider")
         // Aliases other than default are the one deliberate difference: coffer keeps them.
         let deliberate = ["other alias ", "set alias "]
+        // gnome-keyring gives an item made without a schema the generic one only at times (when it has
+        // read its keyring file again, which a loaded machine makes it do): the same item either way.
         func shared(_ output: String) -> [String] {
             output.split(separator: "\n").map(String.init).filter { line in
                 !deliberate.contains { line.hasPrefix($0) }
+            }.map { line in
+                line.replacing(", ('xdg:schema', 'org.freedesktop.Secret.Generic')", with: "")
+                    .replacing(" 'org.freedesktop.Secret.Generic' ", with: " '' ")
             }
         }
         #expect(shared(coffer) == shared(gnomeKeyring))
