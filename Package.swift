@@ -43,6 +43,9 @@ let package = Package(
             path: "Examples/KeychainExample"
         ),
         .target(name: "CofferTestSupport", dependencies: ["Coffer"], path: "Tests/CofferTestSupport"),
+        // Unit tests: no gpg, no git, no other program (the whole target in seconds).
+        .testTarget(name: "CofferUnitTests", dependencies: ["Coffer", "CofferTestSupport"]),
+        // The library with real gpg and git in a sandbox.
         .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport"]),
         .testTarget(
             name: "CofferCLITests",
