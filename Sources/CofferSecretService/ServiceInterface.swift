@@ -93,7 +93,9 @@
                 sessions[path] = Session(owner: caller, cipher: nil)
                 return [.variant(.string("")), .objectPath(path)]
             case SessionCipher.algorithm:
-                guard let bytes = input.bytesValue else {
+                // One variant layer holding the bytes, as the specification says: a variant inside it is
+                // no public key.
+                guard case .bytes(let bytes) = input.variantContent else {
                     throw BusError.invalidArguments("the session input must be a byte array")
                 }
                 let (cipher, output) = try SessionCipher.negotiate(clientPublicKey: bytes)

@@ -137,4 +137,26 @@ struct SecretServiceHandlerTests {
         let read = try provider.call(Self.root, service, "ReadAlias", [.string("work")], from: ":1.3")
         #expect(read.first?.stringValue == Self.root + "/collection/session_")
     }
+
+    /// Red team (session bus): a byte array inside a second variant was taken for the client's key.
+    @Test("OpenSession takes the DH input in one variant layer only")
+    func openSessionOneVariantLayer() throws {
+        let (provider, sandbox) = try Self.provider()
+        defer { withExtendedLifetime(sandbox) {} }
+        let service = SecretServiceProvider.serviceInterface
+        let key = BusValue.bytes(SecureBytes([UInt8](repeating: 7, count: 128)))
+        let opened = try provider.call(
+            Self.root, service, "OpenSession", [.string(SessionCipher.algorithm), .variant(key)], from: ":1.8"
+        )
+        #expect(opened.count == 2)
+        do {
+            _ = try provider.call(
+                Self.root, service, "OpenSession",
+                [.string(SessionCipher.algorithm), .variant(.variant(key))],
+                from: ":1.8")
+            Issue.record("a nested variant was accepted")
+        } catch let error as BusError {
+            #expect(error.name == "org.freedesktop.DBus.Error.InvalidArgs")
+        }
+    }
 }
