@@ -10,13 +10,15 @@ import Coffer
 /// starts without decrypting every entry.
 ///
 /// One file per collection, `~/.cache/coffer/secret-service/<store>/<collection>.gpg` (both names are
-/// hashes), encrypted to the user's own keys only (the secret keys they trust ultimately), not to the
-/// folder's recipients: a teammate, or a pusher who put an entry of the user's in a folder they may
-/// read, gets nothing from it. Each record holds an entry's file stamp (device, inode, size, change
-/// time) and its metadata; a record is used only while the entry's file has that stamp, so an entry
-/// changed, replaced or restored since (by git, pass or a sync) is decrypted again, and only records
-/// taken long enough after the file changed to tell a later change are kept. The index is never
-/// written to the store or to git: a cache folder inside the store is refused.
+/// hashes), encrypted to the user's own keys (the secret keys they trust ultimately) that the
+/// collection's folder names, never to the folder's other recipients: a teammate, or a pusher who put an
+/// entry of the user's in a folder they may read, gets nothing from it; and a collection under a key
+/// with a passphrase is not opened by another key of the user's that needs none. Each record holds an
+/// entry's file stamp (device, inode, size, change time) and its metadata; a record is used only while
+/// the entry's file has that stamp, so an entry changed, replaced or restored since (by git, pass or a
+/// sync) is decrypted again, and only records taken long enough after the file changed to tell a later
+/// change are kept. The index is never written to the store or to git: a cache folder inside the store
+/// is refused.
 package struct ItemIndex: Sendable {
     /// The store whose collections are indexed.
     let store: PasswordStore
@@ -132,21 +134,29 @@ package struct ItemIndex: Sendable {
         return sink.finish()
     }
 
-    /// Writes the index of each of `collections` from `cache`, atomically, encrypted to the user's own
-    /// keys. When that fails for one, the others are still written and the first error is thrown.
+    /// Writes the index of each of `collections` from `cache`, atomically, encrypted to those of the
+    /// user's own keys that the collection's folder names: a collection kept under a key with a
+    /// passphrase stays locked, labels and attributes included, until that passphrase is given, even
+    /// when another key of the user's needs none. A collection whose folder names no key of the user's
+    /// gets no index. When writing one fails, the others are still written and the first error is
+    /// thrown.
     package func write(collections: [String], cache: ItemStore.Cache) throws {
-        let own = try store.ownKeys().sorted()
-        guard !own.isEmpty else {
-            throw CofferError(
-                .notFound, "no secret key of yours is trusted ultimately, to encrypt the index to")
-        }
+        let own = try store.ownKeys()
         var failure: (any Error)?
         for collection in collections {
             do {
                 let path = try file(collection: collection)
+                let named = try store.resolve(
+                    try store.recipients(forFolder: ItemStore.folder + "/" + collection).ids)
+                let readers = Set(named.flatMap { $0.keys.map(\.fingerprint) }).intersection(own).sorted()
+                guard !readers.isEmpty else {
+                    unlink(path)
+                    continue
+                }
                 try FileSystem.atomicWrite(
                     path,
-                    bytes: try store.engine.encrypt(Self.text(collection: collection, cache: cache), to: own),
+                    bytes: try store.engine.encrypt(
+                        Self.text(collection: collection, cache: cache), to: readers),
                     mode: 0o600)
             } catch {
                 failure = failure ?? error

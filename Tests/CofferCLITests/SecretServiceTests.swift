@@ -746,6 +746,38 @@ struct SecretServiceTests {
         #expect(try bus.installed.uncommitted().isEmpty)
     }
 
+    @Test("A collection under a key with a passphrase stays locked at a new login, its index kept or not")
+    func lockedDespiteIndex() throws {
+        let bus = try SecretServiceSandbox()
+        let result = try bus.check(
+            #"""
+            make_lock_key
+            printf 'allow-preset-passphrase\npinentry-program /bin/false\n' >> "$GNUPGHOME/gpg-agent.conf"
+            gpgconf --kill gpg-agent
+            /usr/bin/pass init -p secret-service/login "$fpr" >/dev/null
+            grip=$(gpg --with-colons --with-keygrip --list-secret-keys lock@coffer.test | awk -F: '/^grp/ {g=$10} END {print g}')
+            printf %s 'lock-pass' | /usr/lib/gnupg/gpg-preset-passphrase --preset "$grip"
+            start_provider
+            printf %s 'kept-Sekret' | secret-tool store --label='Kept label' service kept-1
+            # Settled and kept in the index (the provider reads it again after two seconds).
+            sleep 3
+            stop_provider
+            index="$HOME/.cache/coffer/secret-service"
+            gpg --batch --quiet -d "$(find "$index" -name '*.gpg' | head -n 1)" | grep -c '^label: Kept label'
+            # A new login: the agent has forgotten the passphrase.
+            gpgconf --kill gpg-agent
+            start_provider
+            python3 -c '
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            c = secretstorage.get_default_collection(bus)
+            print("locked", c.is_locked(), [i.get_label() for i in c.get_all_items()])
+            '
+            """#)
+        #expect(
+            result.outputText == "1\nlocked True []\n", "\(result.outputText)\(result.errorText)")
+    }
+
     @Test("An entry that did not decrypt is not tried again on every change: pinentry is not asked each time")
     func unreadableNotRetried() throws {
         let bus = try SecretServiceSandbox()
