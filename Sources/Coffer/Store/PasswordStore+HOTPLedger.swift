@@ -105,10 +105,18 @@ extension PasswordStore {
                 (String(file.droppingPathPrefix(root).dropLast(4)), found.key, found.counter, found.id))
         }
         // The highest counter of each secret: in this clone's versions of every path the sync touched,
-        // and in every version its commits wrote. Read also when no HOTP entry is left (a push removed
-        // it, or replaced it with what this clone cannot read): a version with the old counter that
-        // comes back later must find the one seen here (red team, a code handed out twice).
+        // and in every version its commits wrote. Read also when no HOTP entry is left but this clone had
+        // one among those paths (a push removed it, or replaced it with what this clone cannot read): a
+        // version with the old counter that comes back later must find the one seen here (red team, a
+        // code handed out twice). A sync that touched no HOTP entry reads no old version.
         let had = try repository.treeFiles(at: before).mapValues(\.object)
+        if current.isEmpty {
+            let hadHOTP = try paths.contains { path in
+                guard let object = had[path] else { return false }
+                return try hotp(try repository.blob(object)) != nil
+            }
+            guard hadHOTP else { return [] }
+        }
         var objects = Set(versions.flatMap { $0.path.hasSuffix(".gpg") ? $0.objects : [] })
         for path in paths { if let object = had[path] { objects.insert(object) } }
         objects.subtract(read)
