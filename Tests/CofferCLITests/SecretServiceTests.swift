@@ -48,6 +48,16 @@ struct SecretServiceSandbox {
             fpr=$(gpg --with-colons --list-keys lock@coffer.test | awk -F: '/^fpr/ {print $10; exit}')
             gpg --batch --quiet --pinentry-mode loopback --passphrase 'lock-pass' --quick-add-key "$fpr" cv25519 encr never
         }
+        # The lock key, a pinentry (the program given, if any) for gpg-agent, which starts again, and
+        # secret-service/login encrypted to the key; its keygrip in $grip.
+        lock_login() {
+            make_lock_key
+            printf 'allow-preset-passphrase\n' >> "$GNUPGHOME/gpg-agent.conf"
+            if [ -n "${1:-}" ]; then printf 'pinentry-program %s\n' "$1" >> "$GNUPGHOME/gpg-agent.conf"; fi
+            gpgconf --kill gpg-agent
+            /usr/bin/pass init -p secret-service/login "$fpr" >/dev/null
+            grip=$(gpg --with-colons --with-keygrip --list-secret-keys lock@coffer.test | awk -F: '/^grp/ {g=$10} END {print g}')
+        }
         stop_provider() {
             if [ -n "$provider" ]; then
                 kill "$provider" 2>/dev/null
@@ -674,11 +684,7 @@ struct SecretServiceTests {
         let bus = try SecretServiceSandbox()
         let result = try bus.check(
             #"""
-            make_lock_key
-            echo allow-preset-passphrase >> "$GNUPGHOME/gpg-agent.conf"
-            gpgconf --kill gpg-agent
-            /usr/bin/pass init -p secret-service/login "$fpr" >/dev/null
-            grip=$(gpg --with-colons --with-keygrip --list-secret-keys lock@coffer.test | awk -F: '/^grp/ {g=$10} END {print g}')
+            lock_login
             printf %s 'lock-pass' | /usr/lib/gnupg/gpg-preset-passphrase --preset "$grip"
             cached() { gpg-connect-agent 'KEYINFO --list' /bye | awk -v g="$grip" '$3 == g {print $7}'; }
             start_provider
@@ -700,12 +706,8 @@ struct SecretServiceTests {
         let bus = try SecretServiceSandbox()
         let result = try bus.check(
             #"""
-            make_lock_key
             # pinentry is cancelled (the user dismisses it, or none can be shown).
-            printf 'allow-preset-passphrase\npinentry-program /bin/false\n' >> "$GNUPGHOME/gpg-agent.conf"
-            gpgconf --kill gpg-agent
-            /usr/bin/pass init -p secret-service/login "$fpr" >/dev/null
-            grip=$(gpg --with-colons --with-keygrip --list-secret-keys lock@coffer.test | awk -F: '/^grp/ {g=$10} END {print g}')
+            lock_login /bin/false
             printf %s 'lock-pass' | /usr/lib/gnupg/gpg-preset-passphrase --preset "$grip"
             start_provider
             printf %s 'kept-Sekret' | secret-tool store --label='Kept' service kept-1
@@ -751,11 +753,7 @@ struct SecretServiceTests {
         let bus = try SecretServiceSandbox()
         let result = try bus.check(
             #"""
-            make_lock_key
-            printf 'allow-preset-passphrase\npinentry-program /bin/false\n' >> "$GNUPGHOME/gpg-agent.conf"
-            gpgconf --kill gpg-agent
-            /usr/bin/pass init -p secret-service/login "$fpr" >/dev/null
-            grip=$(gpg --with-colons --with-keygrip --list-secret-keys lock@coffer.test | awk -F: '/^grp/ {g=$10} END {print g}')
+            lock_login /bin/false
             printf %s 'lock-pass' | /usr/lib/gnupg/gpg-preset-passphrase --preset "$grip"
             start_provider
             printf %s 'kept-Sekret' | secret-tool store --label='Kept label' service kept-1
@@ -783,14 +781,11 @@ struct SecretServiceTests {
         let bus = try SecretServiceSandbox()
         let result = try bus.check(
             #"""
-            make_lock_key
             # A pinentry that counts how often it is asked, and is cancelled.
             count="$(dirname "$0")/pinentry-count"
             printf '#!/bin/sh\necho asked >> "%s"\nexit 1\n' "$count" > "$count-ing"
             chmod 755 "$count-ing"
-            printf 'pinentry-program %s\n' "$count-ing" >> "$GNUPGHOME/gpg-agent.conf"
-            gpgconf --kill gpg-agent
-            /usr/bin/pass init -p secret-service/login "$fpr" >/dev/null
+            lock_login "$count-ing"
             printf 'locked-Sekret\n' | gpg --batch --quiet -e -r "$fpr" -o "$PASSWORD_STORE_DIR/secret-service/login/held.gpg"
             start_provider
             asked() { [ -f "$count" ] && wc -l < "$count" || echo 0; }
@@ -820,10 +815,7 @@ struct SecretServiceTests {
         let bus = try SecretServiceSandbox()
         let result = try bus.check(
             #"""
-            make_lock_key
-            printf 'pinentry-program /bin/false\n' >> "$GNUPGHOME/gpg-agent.conf"
-            gpgconf --kill gpg-agent
-            /usr/bin/pass init -p secret-service/login "$fpr" >/dev/null
+            lock_login /bin/false
             folder="$PASSWORD_STORE_DIR/secret-service/login"
             printf 'locked-Sekret\n' | gpg --batch --quiet -e -r "$fpr" -o "$folder/held.gpg"
             # A .collection entry encrypted to the store's own key, which needs no passphrase.
@@ -848,10 +840,7 @@ struct SecretServiceTests {
         let bus = try SecretServiceSandbox()
         let result = try bus.check(
             #"""
-            make_lock_key
-            printf 'allow-preset-passphrase\npinentry-program /bin/false\n' >> "$GNUPGHOME/gpg-agent.conf"
-            gpgconf --kill gpg-agent
-            /usr/bin/pass init -p secret-service/login "$fpr" >/dev/null
+            lock_login /bin/false
             folder="$PASSWORD_STORE_DIR/secret-service"
             printf 'held-Sekret\nlabel: Held\n' | gpg --batch --quiet -e -r "$fpr" -o "$folder/login/held.gpg"
             # A pusher's entries, encrypted to a key whose secret this keyring does not have: one in
@@ -864,7 +853,6 @@ struct SecretServiceTests {
             for file in login/0 pushed/0; do
                 printf 'pushed\n' | gpg --batch --quiet --trust-model always -e -r "$other" -o "$folder/$file.gpg"
             done
-            grip=$(gpg --with-colons --with-keygrip --list-secret-keys lock@coffer.test | awk -F: '/^grp/ {g=$10} END {print g}')
             start_provider
             python3 -c '
             import secretstorage
