@@ -385,7 +385,9 @@ extension PasswordStore {
             resolved[wanted.ids] = lines
             let own = try self.own ?? store.ownKeys()
             self.own = own
-            let target = Set(lines.filter { !$0.isAmbiguous }.flatMap { $0.keys.map(\.fingerprint) })
+            // Every key a line answers to, ambiguous lines' too: a line that a second key also answers to
+            // (a user id someone else's key claims) must not hide that key, or anything looks written here.
+            let target = Set(lines.flatMap { $0.keys.map(\.fingerprint) })
             let core = acceptance.accepted.keys(forFolder: folder).intersection(target).subtracting(
                 try gained(folder)
             ).subtracting(own)
@@ -414,6 +416,8 @@ extension PasswordStore {
             self.own = own
             let target = Set(lines.filter { !$0.isAmbiguous }.flatMap { $0.keys.map(\.fingerprint) })
             var common: Set<String>?
+            // The keys that read every side already.
+            var readingAll: Set<String>?
             var elsewhere = false
             for ciphertext in ciphertexts where !ciphertext.isEmpty {
                 // A message in another shape, or to keys this keyring does not know, is left as it is: who
@@ -425,6 +429,7 @@ extension PasswordStore {
                     left.unknownReaders = true
                     return left
                 }
+                readingAll = readingAll.map { $0.intersection(current) } ?? current
                 var accepted = acceptance.accepted.keys(forFolder: folder)
                 for origin in origins[PasswordStore.ciphertextID(of: ciphertext)] ?? [] where origin != folder
                 {
@@ -443,13 +448,16 @@ extension PasswordStore {
             }
             let allowed = common ?? acceptance.accepted.keys(forFolder: folder).union(own)
             let ambiguous = lines.filter(\.isAmbiguous).flatMap { $0.keys.map(\.fingerprint) }
-            let withheld = target.subtracting(allowed).union(ambiguous.filter { !allowed.contains($0) })
+            let withheld = target.subtracting(allowed).union(
+                ambiguous.filter { !allowed.contains($0) || !(readingAll ?? []).union(own).contains($0) })
             if withheld.isEmpty && !lines.contains(where: \.isAmbiguous) {
                 return AutomaticRecipients(ids: wanted.ids, allowed: allowed, withheld: [])
             }
-            // A line two keys answer to keeps those of its keys that are allowed (the user's own among
-            // them): dropping the line would encrypt the entry for the other lines alone, without its owner.
-            let kept = target.union(ambiguous).intersection(allowed)
+            // A line two keys answer to keeps the user's own keys among them and those that read the entry
+            // already: dropping the line would encrypt the entry for the other lines alone, without its
+            // owner, and taking every allowed key would give it to whoever claims the line's user id.
+            let kept = target.intersection(allowed).union(
+                Set(ambiguous).intersection(allowed).intersection((readingAll ?? []).union(own)))
             var chosen = AutomaticRecipients(
                 ids: kept.isEmpty ? nil : kept.sorted(), allowed: allowed, withheld: withheld.sorted())
             chosen.writtenElsewhere = elsewhere
