@@ -23,7 +23,7 @@ extension PasswordStore {
     }
 
     /// The pruned tree of items whose name contains any of `terms`, ignoring case, as `coffer find` and
-    /// pass's `find` show it.
+    /// pass's `find` show it, from the walk that draws it (``StoreListing``), in its order.
     ///
     /// The terms make the pattern `*term1*|*term2*...`, matched as `tree -P PATTERN --matchdirs --prune
     /// --ignore-case` matches it: files by name, folders by their path as deep as they lie; a matching
@@ -31,28 +31,28 @@ extension PasswordStore {
     /// folders are listed without their items, as tree 2.1 draws them in a search.
     public func find(_ terms: [String]) throws -> StoreNode {
         guard FileSystem.isDirectory(root) else { return StoreNode(name: "", kind: .folder) }
-        let pattern = TreePattern.search(terms)
-        var seen = Set([Self.identity(of: root)])
-        let children = search(Array(root.utf8), level: 0, pattern, seen: &seen) ?? []
-        return StoreNode(name: "", kind: .folder, children: children)
+        let items = StoreListing.items(below: root, pattern: TreePattern.search(terms), examineModes: true)
+        return StoreNode(name: "", kind: .folder, children: items.map(Self.node))
+    }
+
+    /// A node for an item of tree's walk and those drawn below it (a link to a folder is drawn without
+    /// its items in a search).
+    private static func node(_ item: ListingItem) -> StoreNode {
+        let name = String(decoding: item.name, as: UTF8.self)
+        let target = item.linkIsUnreadable ? nil : item.link.map { String(decoding: $0, as: UTF8.self) }
+        if item.isFolder {
+            return StoreNode(
+                name: name, kind: .folder, linkTarget: target, children: (item.children ?? []).map(node))
+        }
+        return StoreNode(
+            name: name, kind: name.hasSuffix(".gpg") ? .entry : .file, linkTarget: target,
+            isExecutable: item.targetMode & 0o111 != 0)
     }
 
     /// Every entry name in the store (or below `subfolder`), in listing order.
     public func allEntries(in subfolder: String = "") throws -> [String] {
         let prefix = EntryName.trimmed(subfolder)
         return try list(subfolder).entryNames(prefix: prefix.isEmpty ? "" : prefix + "/")
-    }
-
-    /// A file's device and inode (after following links).
-    private struct Identity: Hashable {
-        var device: dev_t
-        var inode: ino_t
-    }
-
-    private static func identity(of path: String) -> Identity {
-        var info = stat()
-        _ = stat(path, &info)
-        return Identity(device: info.st_dev, inode: info.st_ino)
     }
 
     /// The visible items below the folder `path` in byte order, as the one walker goes through them (each
@@ -74,45 +74,6 @@ extension PasswordStore {
             }
         }
         return children(path.endsWithSlash ? path : path + "/")
-    }
-
-    /// tree's pruned search of one folder `level` deep: its items that match or hold something that does;
-    /// `nil` when there are none or the folder cannot be read.
-    private func search(_ path: [UInt8], level: Int, _ pattern: TreePattern, seen: inout Set<Identity>)
-        -> [StoreNode]?
-    {
-        // A folder whose path, as deep as it lies, matches shows all its direct items.
-        let components = path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        let relative = Array(components.suffix(level).joined(separator: [UInt8(ascii: "/")]))
-        let showAll = level > 0 && pattern.matches(relative, isDirectory: true)
-        let keep: ([UInt8], Bool) -> Bool = { name, isFolder in
-            showAll || isFolder || pattern.matches(name, isDirectory: false)
-        }
-        guard let items = FileTree.contents(of: path, hidden: false, examineFiles: true, keep: keep) else {
-            return nil
-        }
-        var nodes: [StoreNode] = []
-        for item in items {
-            var node = Self.node(item)
-            if item.leadsToFolder && !item.linkUnreadable {
-                let identity = Identity(device: item.device, inode: item.inode)
-                var inner: [StoreNode]?
-                // As tree does: a folder is always gone into, a link to one only the first time.
-                if seen.insert(identity).inserted || item.link == nil {
-                    var next = path + [UInt8(ascii: "/")] + item.name
-                    if let link = item.link {
-                        next = link.first == UInt8(ascii: "/") ? link : path + [UInt8(ascii: "/")] + link
-                    }
-                    inner = search(next, level: level + 1, pattern, seen: &seen)
-                }
-                guard inner != nil || pattern.matches(item.name, isDirectory: true) else { continue }
-                // tree draws a link to a folder without its items ("recursive, not followed"), though
-                // what they hold decides whether the link is shown.
-                node.children = item.link == nil ? inner ?? [] : []
-            }
-            nodes.append(node)
-        }
-        return nodes.isEmpty ? nil : nodes.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
     }
 
     private static func node(_ item: FileTree.Item) -> StoreNode {

@@ -4,10 +4,11 @@ import Testing
 
 @testable import CofferCLI
 
-/// `coffer find` (the drawn listing) and the library's ``PasswordStore/find(_:)`` read the same tree with
-/// the same matcher: on seeded random trees with links, loops and tricky names, both show the same items.
-@Suite("coffer find and the library's find agree")
-struct FindAgreementTests {
+/// The listing (the library's walk, drawn by the CLI) against tree 2.1 itself, as pass runs it: on seeded
+/// random trees with links, loops and tricky names, `ls` and `find` draw the same bytes, and the library's
+/// ``PasswordStore/find(_:)`` holds the items drawn.
+@Suite("the listing against tree 2.1, and the library's find")
+struct TreeOracleTests {
     /// Builds a random tree of folders, entries, other files and links under `root`.
     private static func plant(_ root: String, _ random: inout SeededRandom) {
         let names = ["a", "B", "ab", "mail", "Mail", "x.gpg", "sub", "c d", "[x]", "wéb", "a.b"]
@@ -73,6 +74,17 @@ struct FindAgreementTests {
         }
     }
 
+    /// What pass prints for the tree below `root`: `tree -N -l --noreport [-P PATTERN --prune --matchdirs
+    /// --ignore-case] --charset ascii ROOT | tail -n +2 | sed -E ...`.
+    private static func treeOutput(_ root: String, pattern: String?) throws -> [UInt8] {
+        let search = pattern.map { ["-P", $0, "--prune", "--matchdirs", "--ignore-case"] } ?? []
+        let result = try TestProcess.run(
+            ["tree", "-N", "-l", "--noreport", "--charset", "ascii"] + search + ["--", root],
+            environment: ["PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"])
+        let lines = result.standardOutput.split(separator: 10, omittingEmptySubsequences: false).dropFirst()
+        return lines.map { TreeListing.strippingGPG(Array($0)) }.joined(separator: [10]).map { $0 }
+    }
+
     @Test("seeded trees and terms", arguments: 0..<60)
     func agree(seed: UInt64) throws {
         var random = SeededRandom(seed: seed)
@@ -82,8 +94,19 @@ struct FindAgreementTests {
         Self.plant(root, &random)
         let termChoices = ["a", "b", "mail", "x", "sub", "c d", "[a-c]", "*", "?", "a/b", "wé", ".gpg", "|"]
         let terms = (0..<Int.random(in: 1...2, using: &random)).map { _ in random.pick(termChoices) }
+        // pass's find: terms="*$(printf '%s*|*' "$@")", then "${terms%|*}".
+        let pattern = terms.map { "*" + $0 + "*" }.joined(separator: "|")
         var listing = TreeListing(pattern: TreePattern.search(terms), environment: ["TREE_CHARSET": "ascii"])
-        let drawn = Self.drawnPaths(String(decoding: listing.render(root), as: UTF8.self))
+        let drawnBytes = listing.render(root)
+        #expect(
+            String(decoding: drawnBytes, as: UTF8.self)
+                == String(decoding: try Self.treeOutput(root, pattern: pattern), as: UTF8.self),
+            "seed \(seed), terms \(terms)")
+        var plain = TreeListing(environment: ["TREE_CHARSET": "ascii"])
+        #expect(
+            String(decoding: plain.render(root), as: UTF8.self)
+                == String(decoding: try Self.treeOutput(root, pattern: nil), as: UTF8.self), "seed \(seed)")
+        let drawn = Self.drawnPaths(String(decoding: drawnBytes, as: UTF8.self))
         let found = Self.nodePaths(try PasswordStore(root: root).find(terms))
         #expect(found == drawn, "seed \(seed), terms \(terms)")
     }
