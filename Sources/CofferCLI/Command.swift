@@ -54,15 +54,16 @@ struct Command: Sendable {
     /// Whether the command reads `--help` itself (`otp --help`, as pass-otp does) instead of the shared
     /// `COMMAND --help`.
     var handlesHelp = false
-    /// Whether, run under pass's name, a pass extension of the same name (the user's, when extensions are
-    /// enabled, or the system's) runs instead, as pass would run it: by default every command of coffer's
-    /// own (`sync`, `history`, `audit`, ...), since pass knows no such command and runs the extension; set
-    /// to `false` for one that reimplements the extension faithfully (`otp` and pass-otp). pass's own
-    /// commands and hidden ones (run by the prelude and git) never yield.
-    var yieldsToPassExtension: Bool?
+    /// Whether the command reimplements a pass extension of the same name faithfully (`otp` and
+    /// pass-otp), so that it runs itself under pass's name.
+    var reimplementsPassExtension = false
 
-    /// ``yieldsToPassExtension`` with its default.
-    var yieldsUnderPassName: Bool { origin == .coffer && yieldsToPassExtension != false }
+    /// Whether, run under pass's name, a pass extension of the same name (the user's, when extensions are
+    /// enabled, or the system's) runs instead, as pass would run it: every command of coffer's own
+    /// (`sync`, `history`, `audit`, ...) but those that reimplement the extension, since pass knows no
+    /// such command and runs the extension. pass's own commands and hidden ones (run by the prelude and
+    /// git) never yield.
+    var yieldsUnderPassName: Bool { origin == .coffer && !reimplementsPassExtension }
     /// Runs it with the arguments after the command word.
     let run: @Sendable ([String], Invocation) throws -> Void
 

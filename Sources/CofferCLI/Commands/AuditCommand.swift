@@ -10,17 +10,22 @@ enum AuditCommand {
     static let usageText =
         "[--json] [--show-passwords] [--age DAYS] [--breached FILE] [--min-bits BITS] [subfolder]"
 
+    static let asJSON = Flag(nil, "json", "print the findings as JSON").exact
+    static let showPasswords = Flag(nil, "show-passwords", "print the passwords the findings are about").exact
+    static let age = ValueOption.required(
+        nil, "age", "days after which an unchanged password is old (0: do not check)"
+    ).exact
+    static let breached = ValueOption.required(
+        nil, "breached", "Have I Been Pwned's SHA-1 list ordered by hash, to search offline"
+    ).exact
+    static let minBits = ValueOption.required(
+        nil, "min-bits", "estimated strength below which a password is weak"
+    )
+    .exact
+
     /// `audit`.
     static let command = Command(
-        names: ["audit"],
-        options: [
-            .flag(nil, "json", "print the findings as JSON").exact,
-            .flag(nil, "show-passwords", "print the passwords the findings are about").exact,
-            .value(nil, "age", "days after which an unchanged password is old (0: do not check)").exact,
-            .value(nil, "breached", "Have I Been Pwned's SHA-1 list ordered by hash, to search offline")
-                .exact,
-            .value(nil, "min-bits", "estimated strength below which a password is weak").exact,
-        ],
+        names: ["audit"], options: Command.options(asJSON, showPasswords, age, breached, minBits),
         usage: usageText, origin: .coffer, operands: .folders,
         help: { _ in
             [
@@ -47,21 +52,21 @@ enum AuditCommand {
         let (parsed, failed) = invocation.parseOptions(arguments, Self.command.options)
         guard !failed, parsed.operands.count <= 1 else { throw invocation.usage(usageText) }
         var settings = Audit.Settings()
-        settings.keepPasswords = parsed.has("show-passwords")
-        if let value = parsed.value("age") {
+        settings.keepPasswords = parsed[showPasswords]
+        if let value = parsed[age] {
             guard let days = Int(value), days >= 0 else {
                 throw Exit(2, "Error: --age takes a number of days, not \"\(value)\".")
             }
             settings.maximumAgeDays = days == 0 ? nil : days
         }
-        if let value = parsed.value("min-bits") {
+        if let value = parsed[minBits] {
             guard let bits = Double(value), bits >= 0, bits <= 1000 else {
                 throw Exit(2, "Error: --min-bits takes a number of bits, not \"\(value)\".")
             }
             settings.minimumBits = bits
         }
         // `-`: the list on standard input (`xzcat pwned.txt.xz | coffer audit --breached -`), read once.
-        settings.breachedList = parsed.value("breached").map { $0 == "-" ? "/dev/stdin" : $0 }
+        settings.breachedList = parsed[breached].map { $0 == "-" ? "/dev/stdin" : $0 }
         let subfolder = parsed.operands.first ?? ""
         try invocation.checkSneakyPaths(subfolder)
         let meter = ProgressMeter(label: "auditing", environment: invocation.environment)
@@ -75,7 +80,7 @@ enum AuditCommand {
         for failure in report.failures {
             standardError.line("Error: cannot audit \(shownName(failure.entry)): \(describe(failure.error))")
         }
-        if parsed.has("json") {
+        if parsed[asJSON] {
             var output = json(report, settings: settings)
             standardOutput.write(bytes: output)
             output.withUnsafeMutableBytes { wipeMemory($0.baseAddress, count: $0.count) }

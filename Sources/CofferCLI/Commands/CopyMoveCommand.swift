@@ -17,7 +17,8 @@ enum CopyMoveCommand {
         help: { _ in ["Copies old-path to new-path, optionally forcefully, selectively reencrypting."] },
         passHead: "cp [--force,-f] old-path new-path", run: { try run($0, $1, copy: true) })
 
-    private static let options: [OptionParser.Option] = [.flag("f", "force", "overwrite without asking")]
+    private static let forceFlag = Flag("f", "force", "overwrite without asking")
+    private static let options = Command.options(forceFlag)
 
     /// Runs the command; `copy` selects `cp`.
     static func run(_ arguments: [String], _ invocation: Invocation, copy: Bool) throws {
@@ -34,7 +35,7 @@ enum CopyMoveCommand {
         if !meansFolder { oldPath += ".gpg" }
         standardOutput.line(oldPath)
 
-        let interactive = Terminal.isTerminal(0) && !parsed.has("force")
+        let interactive = Terminal.isTerminal(0) && !parsed[forceFlag]
         let tool = copy ? "cp" : "mv"
         let overwrite: ((String) -> Bool)? =
             interactive

@@ -2,9 +2,11 @@ import Coffer
 
 /// `fsck [--fix]`: checks the store; one line per finding; non-zero exit when something is wrong.
 enum FsckCommand {
+    static let fixFlag = Flag("f", "fix", "repair what can be repaired")
+
     /// `fsck`.
     static let command = Command(
-        names: ["fsck"], options: [.flag("f", "fix", "repair what can be repaired")], usage: "[--fix,-f]",
+        names: ["fsck"], options: Command.options(fixFlag), usage: "[--fix,-f]",
         origin: .coffer, operands: .none,
         help: { _ in ["Check permissions, recipients, decryption and git state; optionally repair."] },
         run: run)
@@ -15,7 +17,7 @@ enum FsckCommand {
         guard !failed, parsed.operands.isEmpty else { throw invocation.usage("[--fix,-f]") }
         let meter = ProgressMeter(label: "checking", environment: invocation.environment)
         defer { meter.clear() }
-        let fix = parsed.has("fix")
+        let fix = parsed[fixFlag]
         // Letting more keys read an entry is the user's decision, asked on a terminal only.
         let findings = try invocation.storeShowingProgress(meter).check(fix: fix) { widening in
             guard Terminal.isTerminal(0) else { return false }

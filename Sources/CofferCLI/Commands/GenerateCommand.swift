@@ -3,16 +3,16 @@ import Coffer
 /// `generate [--no-symbols,-n] [--clip,-c] [--qrcode,-q] [--in-place,-i | --force,-f] pass-name
 /// [pass-length]`: a new random password, stored as the whole entry or (in place) as its first line.
 enum GenerateCommand {
+    static let noSymbols = Flag("n", "no-symbols", "use letters and digits only")
+    static let qrcodeFlag = Flag("q", "qrcode", "show the password as a QR code")
+    static let clipFlag = Flag("c", "clip", "copy the password to the clipboard")
+    static let inPlaceFlag = Flag("i", "in-place", "replace only the first line")
+    static let forceFlag = Flag("f", "force", "overwrite without asking")
+
     /// `generate`.
     static let command = Command(
         names: ["generate"],
-        options: [
-            .flag("n", "no-symbols", "use letters and digits only"),
-            .flag("q", "qrcode", "show the password as a QR code"),
-            .flag("c", "clip", "copy the password to the clipboard"),
-            .flag("i", "in-place", "replace only the first line"),
-            .flag("f", "force", "overwrite without asking"),
-        ], usage: synopsis,
+        options: Command.options(noSymbols, qrcodeFlag, clipFlag, inPlaceFlag, forceFlag), usage: synopsis,
         help: { invocation in
             [
                 "Generate a new password of pass-length (or \(invocation.generatedLength) if unspecified) with "
@@ -32,8 +32,8 @@ enum GenerateCommand {
     /// Runs the command.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
         let (parsed, failed) = invocation.parseOptions(arguments, Self.command.options)
-        let (force, inPlace) = (parsed.has("force"), parsed.has("in-place"))
-        let (clip, qrcode) = (parsed.has("clip"), parsed.has("qrcode"))
+        let (force, inPlace) = (parsed[forceFlag], parsed[inPlaceFlag])
+        let (clip, qrcode) = (parsed[clipFlag], parsed[qrcodeFlag])
         let operands = parsed.operands
         if failed || !(1...2).contains(operands.count) || (force && inPlace) || (qrcode && clip) {
             throw invocation.usage(synopsis)
@@ -56,7 +56,7 @@ enum GenerateCommand {
             try Terminal.confirm("An entry already exists for \(path). Overwrite it?")
         }
 
-        let characters = parsed.has("no-symbols") ? invocation.characterSetNoSymbols : invocation.characterSet
+        let characters = parsed[noSymbols] ? invocation.characterSetNoSymbols : invocation.characterSet
         let password: SecureBytes
         do {
             password = try PasswordGenerator(characterSet: characters).generate(length: count)

@@ -3,9 +3,11 @@ import Coffer
 /// `init [--path=subfolder,-p subfolder] gpg-id...`: sets the recipients of the store or of a folder and
 /// re-encrypts what they change; a single empty id removes the folder's `.gpg-id`.
 enum InitCommand {
+    static let pathOption = ValueOption.required("p", "path", "set the recipients of this subfolder only")
+
     /// `init`.
     static let command = Command(
-        names: ["init"], options: [.value("p", "path", "set the recipients of this subfolder only")],
+        names: ["init"], options: Command.options(pathOption),
         usage: "[--path=subfolder,-p subfolder] gpg-id...", operands: .recipients,
         help: { _ in
             [
@@ -17,7 +19,7 @@ enum InitCommand {
     /// Runs the command.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
         let (parsed, failed) = invocation.parseOptions(arguments, Self.command.options)
-        let subfolder = parsed.options.last(where: { $0.name == "path" })?.value ?? ""
+        let subfolder = parsed[pathOption] ?? ""
         if failed || parsed.operands.isEmpty {
             throw invocation.usage("[--path=subfolder,-p subfolder] gpg-id...")
         }

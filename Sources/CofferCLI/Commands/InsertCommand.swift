@@ -3,15 +3,18 @@ import Coffer
 /// `insert`, `add [--echo,-e | --multiline,-m] [--force,-f] pass-name`: stores a password typed twice
 /// (hidden), once (echoed), or everything on standard input (multiline).
 enum InsertCommand {
+    static let multilineFlag = Flag("m", "multiline", "read lines until the end of input")
+    static let echoFlag = Flag("e", "echo", "read one line and echo it")
+    static let forceFlag = Flag("f", "force", "overwrite without asking")
+    static let fieldOption = ValueOption.required(
+        nil, "field", "set field KEY=VALUE of an entry (KEY alone: its value on standard input)"
+    ).exact
+
     /// `insert`, `add`.
     static let command = Command(
         names: ["insert", "add"],
-        options: [
-            .flag("m", "multiline", "read lines until the end of input"),
-            .flag("e", "echo", "read one line and echo it"), .flag("f", "force", "overwrite without asking"),
-            .value(nil, "field", "set field KEY=VALUE of an entry (KEY alone: its value on standard input)")
-                .exact,
-        ], usage: "[--echo,-e | --multiline,-m] [--force,-f] pass-name",
+        options: Command.options(multilineFlag, echoFlag, forceFlag, fieldOption),
+        usage: "[--echo,-e | --multiline,-m] [--force,-f] pass-name",
         help: { _ in
             [
                 "Insert new password. Optionally, echo the password back to the console",
@@ -23,15 +26,15 @@ enum InsertCommand {
     /// Runs the command.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
         let (parsed, failed) = invocation.parseOptions(arguments, Self.command.options)
-        let fields = parsed.options.filter { $0.name == "field" }.compactMap(\.value)
+        let fields = parsed.values(fieldOption)
         if !fields.isEmpty {
-            guard !failed, parsed.operands.count == 1, !parsed.has("multiline"), !parsed.has("echo") else {
+            guard !failed, parsed.operands.count == 1, !parsed[multilineFlag], !parsed[echoFlag] else {
                 throw invocation.usage("--field KEY=VALUE... pass-name")
             }
             return try setFields(fields, of: parsed.operands[0], invocation)
         }
-        let multiline = parsed.has("multiline")
-        let echo = parsed.has("echo")
+        let multiline = parsed[multilineFlag]
+        let echo = parsed[echoFlag]
         if failed || (multiline && echo) || parsed.operands.count != 1 {
             throw invocation.usage("[--echo,-e | --multiline,-m] [--force,-f] pass-name")
         }
@@ -40,7 +43,7 @@ enum InsertCommand {
         try invocation.checkSneakyPaths(path)
         let store = invocation.store
 
-        if !parsed.has("force") && FileSystem.exists(store.entryPath(path)) {
+        if !parsed[forceFlag] && FileSystem.exists(store.entryPath(path)) {
             try Terminal.confirm("An entry already exists for \(path). Overwrite it?")
         }
         try invocation.makeFolder(for: path)

@@ -21,27 +21,24 @@ enum OTPCommand {
     /// pass-otp's version (Debian's 1.2.0 calls itself 1.1.1).
     static let passOTPVersion = "1.1.1"
 
-    private static let codeOptions: [OptionParser.Option] = [
-        .flag("c", "clip", "copy the code to the clipboard")
-    ]
-    private static let insertOptions: [OptionParser.Option] = [
-        .flag("f", "force", "overwrite without asking"), .flag("e", "echo", "echo the input"),
-        .flag("s", "secret", "read the secret instead of a URI (SHA1, 30 s, 6 digits)"),
-        .value("i", "issuer", "the issuer, with --secret"),
-        .value("a", "account", "the account, with --secret"),
-    ]
-    private static let uriOptions: [OptionParser.Option] = [
-        .flag("c", "clip", "copy the URI to the clipboard"),
-        .flag("q", "qrcode", "show the URI as a QR code"),
-    ]
+    private static let codeClip = Flag("c", "clip", "copy the code to the clipboard")
+    private static let codeOptions = Command.options(codeClip)
+    private static let force = Flag("f", "force", "overwrite without asking")
+    private static let echo = Flag("e", "echo", "echo the input")
+    private static let secret = Flag("s", "secret", "read the secret instead of a URI (SHA1, 30 s, 6 digits)")
+    private static let issuer = ValueOption.required("i", "issuer", "the issuer, with --secret")
+    private static let account = ValueOption.required("a", "account", "the account, with --secret")
+    private static let insertOptions = Command.options(force, echo, secret, issuer, account)
+    private static let uriClip = Flag("c", "clip", "copy the URI to the clipboard")
+    private static let uriQRCode = Flag("q", "qrcode", "show the URI as a QR code")
+    private static let uriOptions = Command.options(uriClip, uriQRCode)
 
     /// `otp`.
     static let command = Command(
         names: ["otp"],
-        options: [
-            .flag("c", "clip", "copy the code (or URI) to the clipboard"),
-            .flag("q", "qrcode", "show the URI as a QR code (otp uri)"),
-        ] + insertOptions,
+        options: Command.options(
+            Flag("c", "clip", "copy the code (or URI) to the clipboard"),
+            Flag("q", "qrcode", "show the URI as a QR code (otp uri)")) + insertOptions,
         usage: "[code] [--clip,-c] pass-name | insert|append [options] [pass-name] | uri | validate uri",
         origin: .coffer,
         help: { invocation in
@@ -50,7 +47,7 @@ enum OTPCommand {
                 "and optionally put it on the clipboard; insert or append a URI, show or",
                 "validate one. As pass-otp 1.2: see \(invocation.program) otp --help.",
             ]
-        }, handlesHelp: true, yieldsToPassExtension: false, run: run)
+        }, handlesHelp: true, reimplementsPassExtension: true, run: run)
 
     /// Runs the command: the first argument picks the subcommand, as pass-otp's final `case` does.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
@@ -99,7 +96,7 @@ enum OTPCommand {
         case .hotp:
             code = try advance(path, key, invocation)
         }
-        if parsed.has("clip") {
+        if parsed[codeClip] {
             try Clipboard.copy(SecureBytes(string: code), name: "OTP code for \(path)", invocation)
         } else {
             standardOutput.line(code)
@@ -216,7 +213,7 @@ enum OTPCommand {
             }
             try Terminal.confirm("Insert into \(path)?")
         }
-        if !parsed.has("force") && FileSystem.exists(invocation.store.entryPath(path)) {
+        if !parsed[force] && FileSystem.exists(invocation.store.entryPath(path)) {
             try Terminal.confirm("An entry already exists for \(path). Overwrite it?")
         }
         try save(path, Array(key.uri.utf8), message: "Add OTP secret for \(path) to store.", invocation)
@@ -258,14 +255,14 @@ enum OTPCommand {
     private static func read(_ parsed: OptionParser.Result, prompt: String, _ invocation: Invocation) throws
         -> OneTimePassword
     {
-        let echo = parsed.has("echo")
-        guard parsed.has("secret") else {
+        let echo = parsed[Self.echo]
+        guard parsed[secret] else {
             let uri = try readTwice("otpauth:// URI", "URIs", prompt: prompt, echo: echo)
             return try parse(uri.string)
         }
         // `false` and an empty value both mean the option was not given.
-        let issuer = parsed.value("issuer").flatMap { $0.isEmpty || $0 == "false" ? nil : $0 }
-        let account = parsed.value("account").flatMap { $0.isEmpty || $0 == "false" ? nil : $0 }
+        let issuer = parsed[Self.issuer].flatMap { $0.isEmpty || $0 == "false" ? nil : $0 }
+        let account = parsed[Self.account].flatMap { $0.isEmpty || $0 == "false" ? nil : $0 }
         guard issuer != nil || account != nil else {
             throw Exit.die("Missing one of either '--issuer' or '--account'")
         }
@@ -320,9 +317,9 @@ enum OTPCommand {
         let contents = decryptOrReport(path, store)
         let text =
             try contents.withUnsafeBytes({ OneTimePassword.uri(in: $0) }).map { try parse($0).uri } ?? ""
-        if parsed.has("clip") {
+        if parsed[uriClip] {
             try Clipboard.copy(SecureBytes(string: text), name: "OTP key URI for \(path)", invocation)
-        } else if parsed.has("qrcode") {
+        } else if parsed[uriQRCode] {
             try QRCode.show(SecureBytes(string: text), name: "OTP key URI for \(path)", invocation)
         } else {
             standardOutput.line(text)

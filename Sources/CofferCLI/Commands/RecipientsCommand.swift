@@ -8,10 +8,13 @@ import Coffer
 enum RecipientsCommand {
     static let synopsis = "[add|rm|accept] [--path=subfolder,-p subfolder] [key...]"
 
+    static let pathOption = ValueOption.required(
+        "p", "path", "the subfolder whose recipients to list or change")
+
     /// `recipients`.
     static let command = Command(
         names: ["recipients"],
-        options: [.value("p", "path", "the subfolder whose recipients to list or change")],
+        options: Command.options(pathOption),
         usage: synopsis, origin: .coffer, operands: .recipients,
         help: { _ in
             [
@@ -26,7 +29,7 @@ enum RecipientsCommand {
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
         let (parsed, failed) = invocation.parseOptions(arguments, command.options)
         guard !failed else { throw invocation.usage(synopsis) }
-        let subfolder = parsed.value("path") ?? ""
+        let subfolder = parsed[pathOption] ?? ""
         try invocation.checkSneakyPaths(subfolder)
         var operands = parsed.operands
         let action = operands.first.flatMap { ["add", "rm", "remove", "accept"].contains($0) ? $0 : nil }

@@ -2,13 +2,13 @@ import Coffer
 
 /// `rm`, `remove`, `delete [--recursive,-r] [--force,-f] pass-name`: removes an entry or a folder.
 enum RemoveCommand {
+    static let recursiveFlag = Flag("r", "recursive", "remove a folder and its contents")
+    static let forceFlag = Flag("f", "force", "remove without asking")
+
     /// `rm`, `remove`, `delete`.
     static let command = Command(
         names: ["rm", "remove", "delete"],
-        options: [
-            .flag("r", "recursive", "remove a folder and its contents"),
-            .flag("f", "force", "remove without asking"),
-        ], usage: "[--recursive,-r] [--force,-f] pass-name",
+        options: Command.options(recursiveFlag, forceFlag), usage: "[--recursive,-r] [--force,-f] pass-name",
         help: { _ in ["Remove existing password or directory, optionally forcefully."] },
         passHead: "rm [--recursive,-r] [--force,-f] pass-name", run: run)
 
@@ -21,7 +21,7 @@ enum RemoveCommand {
         }
         let path = parsed.operands[0]
         try invocation.checkSneakyPaths(path)
-        let recursive = parsed.has("recursive")
+        let recursive = parsed[recursiveFlag]
 
         // Which file pass's `rm` is given: the entry, or the folder spelled with one trailing slash.
         let folder = invocation.prefix + "/" + (path.withoutLastSlash)
@@ -34,7 +34,7 @@ enum RemoveCommand {
             throw Exit.die("Error: \(path) is not in the password store.")
         }
 
-        if !parsed.has("force") { try Terminal.confirm("Are you sure you would like to delete \(path)?") }
+        if !parsed[forceFlag] { try Terminal.confirm("Are you sure you would like to delete \(path)?") }
         if meansFolder && FileSystem.isDirectory(target) && !recursive {
             // `rm -f -v DIR/` fails, pass goes on and exits 0 with nothing removed but what its
             // `rmdir -p DIR` removes: the folder, when it is empty, and its emptied parents.

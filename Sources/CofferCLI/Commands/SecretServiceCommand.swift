@@ -6,10 +6,12 @@ import CofferSecretService
 /// and every program that keeps its passwords there. Runs until the bus closes or another provider
 /// takes the name.
 enum SecretServiceCommand {
+    static let replaceFlag = Flag(nil, "replace", "take the bus name from the provider that owns it").exact
+
     /// `secret-service`.
     static let command = Command(
         names: ["secret-service"],
-        options: [.flag(nil, "replace", "take the bus name from the provider that owns it").exact],
+        options: Command.options(replaceFlag),
         usage: "[--replace]", origin: .coffer, operands: .none,
         help: { _ in
             [
@@ -42,7 +44,7 @@ enum SecretServiceCommand {
                         standardError.line("\(program): the index of the items was not kept: \(reason)")
                     }
                 }
-                try provider.run(replace: parsed.has("replace"))
+                try provider.run(replace: parsed[replaceFlag])
             } catch ProviderFailure.nameTaken(let pid, let command, let triedReplace) {
                 var owner = ""
                 if let pid, pid > 0 {

@@ -9,16 +9,17 @@ import Coffer
 enum SetupCommand {
     static let synopsis = "[--name NAME] [--email EMAIL] [--no-passphrase] [--remote URL | --clone URL]"
 
+    static let name = ValueOption.required(nil, "name", "the name for a new key")
+    static let email = ValueOption.required(nil, "email", "the e-mail address for a new key")
+    static let noPassphrase = Flag(nil, "no-passphrase", "make the new key without a passphrase")
+    static let remote = ValueOption.required(
+        nil, "remote", "make the store a git repository and push it there")
+    static let clone = ValueOption.required(nil, "clone", "clone an existing store from this URL")
+
     /// `setup`.
     static let command = Command(
-        names: ["setup"],
-        options: [
-            .value(nil, "name", "the name for a new key"),
-            .value(nil, "email", "the e-mail address for a new key"),
-            .flag(nil, "no-passphrase", "make the new key without a passphrase"),
-            .value(nil, "remote", "make the store a git repository and push it there"),
-            .value(nil, "clone", "clone an existing store from this URL"),
-        ], usage: synopsis, origin: .coffer, operands: .none,
+        names: ["setup"], options: Command.options(name, email, noPassphrase, remote, clone), usage: synopsis,
+        origin: .coffer, operands: .none,
         help: { _ in
             [
                 "First run: make a key if you have none, set up the store for it (or clone one),",
@@ -29,8 +30,8 @@ enum SetupCommand {
     /// Runs the command.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
         let (parsed, failed) = invocation.parseOptions(arguments, command.options)
-        let remote = parsed.value("remote")
-        let cloneURL = parsed.value("clone")
+        let remote = parsed[Self.remote]
+        let cloneURL = parsed[clone]
         guard !failed, parsed.operands.isEmpty, remote == nil || cloneURL == nil else {
             throw invocation.usage(synopsis)
         }
@@ -68,13 +69,13 @@ enum SetupCommand {
         throws
         -> KeyInfo
     {
-        let email = parsed.value("email")
+        let email = parsed[Self.email]
         let now = Int(time(nil))
         let usable = try keys.keys(matching: email.map { [$0] } ?? [], secretOnly: true).filter {
             $0.encryptionSubkey(now: now) != nil
         }
         if let found = usable.first { return found }
-        if email == nil || parsed.value("name") == nil,
+        if email == nil || parsed[Self.name] == nil,
             let unusable = try keys.keys(matching: email.map { [$0] } ?? [], secretOnly: true).first
         {
             throw CofferError(
@@ -84,7 +85,7 @@ enum SetupCommand {
                     + "\(unusable.fingerprint) 2y '*') or make a new key with --name NAME --email ANOTHER-EMAIL"
             )
         }
-        var name = parsed.value("name")
+        var name = parsed[Self.name]
         var address = email
         if Terminal.isTerminal(0) {
             if name == nil { name = Terminal.bashRead(prompt: "Your name: ", lineEditing: true).value.string }
@@ -100,7 +101,7 @@ enum SetupCommand {
         }
         standardOutput.line("Making a key for \(name) <\(address)>...")
         let fingerprint = try keys.generateKey(
-            userID: "\(name) <\(address)>", passphrase: !parsed.has("no-passphrase"))
+            userID: "\(name) <\(address)>", passphrase: !parsed[noPassphrase])
         guard let made = try keys.keys(matching: [fingerprint], secretOnly: true).first else {
             throw CofferError(.notFound, "the new key \(fingerprint) is not in the keyring")
         }

@@ -6,15 +6,16 @@ enum ShowCommand {
     static let synopsis =
         "[--clip[=line-number],-c[line-number]] [--qrcode[=line-number],-q[line-number]] [pass-name]"
 
+    static let qrcode = ValueOption.optional("q", "qrcode", "show line N (1) as a QR code")
+    static let clip = ValueOption.optional("c", "clip", "copy line N (1) to the clipboard")
+    static let revision = ValueOption.required("r", "revision", "show the entry as it was at a git revision")
+    static let field = ValueOption.required(nil, "field", "show (or copy) one field; password is line 1")
+        .exact
+    static let asJSON = Flag(nil, "json", "print the entry as JSON").exact
+    static let flat = Flag(nil, "flat", "list entry names one a line").exact
+
     /// The options of `show` and `ls`, in pass's order (`--revision` is coffer's).
-    static let options: [OptionParser.Option] = [
-        .optionalValue("q", "qrcode", "show line N (1) as a QR code"),
-        .optionalValue("c", "clip", "copy line N (1) to the clipboard"),
-        .value("r", "revision", "show the entry as it was at a git revision"),
-        .value(nil, "field", "show (or copy) one field; password is line 1").exact,
-        .flag(nil, "json", "print the entry as JSON").exact,
-        .flag(nil, "flat", "list entry names one a line").exact,
-    ]
+    static let options = Command.options(qrcode, clip, revision, field, asJSON, flat)
 
     /// `show`.
     static let command = Command(
@@ -36,17 +37,14 @@ enum ShowCommand {
     /// Runs the command.
     static func run(_ arguments: [String], _ invocation: Invocation) throws {
         let (parsed, failed) = invocation.parseOptions(arguments, options)
-        var clip = false
-        var qrcode = false
-        var selectedLine = ""
-        let field = parsed.value("field")
-        let json = parsed.has("json")
-        let flat = parsed.has("flat")
-        for option in parsed.options where ["qrcode", "clip"].contains(option.name) {
-            if option.name == "qrcode" { qrcode = true }
-            if option.name == "clip" { clip = true }
-            selectedLine = option.value.flatMap { $0.isEmpty ? nil : $0 } ?? "1"
-        }
+        let clip = parsed.given(Self.clip)
+        let qrcode = parsed.given(Self.qrcode)
+        // The line of the last of the two given (pass reads them in order).
+        let selectedLine =
+            parsed.last(of: Self.qrcode, Self.clip).map { $0.flatMap { $0.isEmpty ? nil : $0 } ?? "1" } ?? ""
+        let field = parsed[Self.field]
+        let json = parsed[asJSON]
+        let flat = parsed[Self.flat]
         if failed || (qrcode && clip) || (json && (clip || qrcode || field != nil)) {
             throw invocation.usage(synopsis)
         }
@@ -54,7 +52,7 @@ enum ShowCommand {
         let path = parsed.operands.first ?? ""
         try invocation.checkSneakyPaths(path)
         let store = invocation.store
-        if let revision = parsed.value("revision") {
+        if let revision = parsed[Self.revision] {
             // Beyond pass: the entry as it was in a git revision, decrypted in memory.
             if clip || qrcode || path.isEmpty { throw invocation.usage("--revision,-r rev pass-name") }
             let contents = try store.read(path, revision: revision)

@@ -30,6 +30,9 @@ struct OptionParser {
         /// that pass's abbreviations (`--f` for `--force`) mean what they mean in pass.
         var exactOnly = false
 
+        /// What a parse names it by: its long name, else its letter.
+        var name: String { long ?? String(decoding: [short ?? 0], as: UTF8.self) }
+
         /// This option, matched only by its whole long name.
         var exact: Option {
             var option = self
@@ -68,8 +71,27 @@ struct OptionParser {
                 && lhs.operands == rhs.operands && lhs.errors == rhs.errors
         }
 
-        /// Whether `name` was given at least once.
-        func has(_ name: String) -> Bool { options.contains { $0.name == name } }
+        /// Whether `flag` was given at least once.
+        subscript(_ flag: Flag) -> Bool { options.contains { $0.name == flag.option.name } }
+
+        /// The value of the last `option` given, if any (`nil` too for an optional value left out).
+        subscript(_ option: ValueOption) -> String? {
+            options.last { $0.name == option.option.name }?.value ?? nil
+        }
+
+        /// Whether `option` was given at least once, with a value or (when optional) without.
+        func given(_ option: ValueOption) -> Bool { options.contains { $0.name == option.option.name } }
+
+        /// The value of the last of `keys` given (`nil` inside for an optional value left out).
+        func last(of keys: ValueOption...) -> String?? {
+            let names = keys.map(\.option.name)
+            return options.last { names.contains($0.name) }.map(\.value)
+        }
+
+        /// The values of every `option` given, in order.
+        func values(_ option: ValueOption) -> [String] {
+            options.filter { $0.name == option.option.name }.compactMap(\.value)
+        }
     }
 
     /// The options, in the order pass lists them to getopt (which is the order of ambiguity messages).
@@ -105,9 +127,7 @@ struct OptionParser {
         return result
     }
 
-    private func name(of option: Option) -> String {
-        option.long ?? String(decoding: [option.short ?? 0], as: UTF8.self)
-    }
+    private func name(of option: Option) -> String { option.name }
 
     private func parseLong(_ body: String, _ arguments: [String], _ index: inout Int, _ result: inout Result)
     {
@@ -195,9 +215,47 @@ struct OptionParser {
     }
 }
 
-extension OptionParser.Result {
-    /// The value of the last `name` option given, if any.
-    func value(_ name: String) -> String? {
-        options.last { $0.name == name }?.value ?? nil
+/// An option a command declares once and reads a parse through, never by name (see ``Flag`` and
+/// ``ValueOption``).
+protocol OptionKey: Sendable {
+    /// The option as the parser takes it.
+    var option: OptionParser.Option { get }
+}
+
+/// An option without a value (`-f`, `--force`): given or not.
+struct Flag: OptionKey {
+    let option: OptionParser.Option
+
+    /// `-short`/`--long`.
+    init(_ short: Character?, _ long: String, _ summary: String) {
+        option = .flag(short, long, summary)
     }
+
+    private init(option: OptionParser.Option) { self.option = option }
+
+    /// This flag, matched only by its whole long name.
+    var exact: Flag { Flag(option: option.exact) }
+}
+
+/// An option with a value (`-p sub`, `--path=sub`), or with an optional one (`-c2`, `--clip`).
+struct ValueOption: OptionKey {
+    let option: OptionParser.Option
+
+    /// `-short VALUE`/`--long=VALUE`.
+    static func required(_ short: Character?, _ long: String, _ summary: String) -> ValueOption {
+        ValueOption(option: .value(short, long, summary))
+    }
+
+    /// `-shortVALUE`/`--long[=VALUE]`: the value is optional and never the next argument.
+    static func optional(_ short: Character?, _ long: String, _ summary: String) -> ValueOption {
+        ValueOption(option: .optionalValue(short, long, summary))
+    }
+
+    /// This option, matched only by its whole long name.
+    var exact: ValueOption { ValueOption(option: option.exact) }
+}
+
+extension Command {
+    /// The parser's options of `keys`, in their order.
+    static func options(_ keys: any OptionKey...) -> [OptionParser.Option] { keys.map(\.option) }
 }
