@@ -309,9 +309,9 @@ struct SharedStoreTests {
     }
 
     @Test(
-        "changing an entry a pusher moved into a wider folder (otp, a field, edit, generate -i) keeps it narrow"
-    )
-    func rewriteOfMovedEntryDoesNotWiden() throws {
+        "changing an entry a pusher moved into a wider folder (otp, a field, edit, generate -i) keeps it narrow",
+        arguments: [false, true])
+    func rewriteOfMovedEntryDoesNotWiden(forged: Bool) throws {
         let uri = "otpauth://hotp/Diary:alice?secret=JBSWY3DPEHPK3PXP&counter=0"
         let changes: [(String, [String], [String: String])] = [
             ("otp", ["otp", "shared/diary"], [:]),
@@ -324,9 +324,16 @@ struct SharedStoreTests {
             defer { team.stop() }
             try team.check(["insert", "-m", "-f", "private/diary"], input: "diary v2, rotated\n\(uri)\n")
             try team.check(["sync"])
+            // Forged: a session key packet naming Mallory's subkey in front, so that the key ids name every
+            // key shared/ names (red team: the rewrite took them at their word).
+            let subkey = forged ? try Team.encryptionSubkeyID(team.malloryKey, of: team.mallory) : ""
             try team.malloryPushes("tidy up") { clone in
                 try team.mallory.tool(["git", "-C", clone, "mv", "private/diary.gpg", "shared/diary.gpg"])
                     .succeeded("git mv")
+                if forged {
+                    let file = clone + "/shared/diary.gpg"
+                    try TestFiles.write(Self.forgedKeyID(try FileSystem.readFile(file), subkey), to: file)
+                }
             }
             try team.check(["sync"])
             let changed = try team.run(arguments, environment: environment)

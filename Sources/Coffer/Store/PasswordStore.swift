@@ -328,15 +328,9 @@ public struct PasswordStore: Sendable {
             return try encryptForWrite(contents, name: name)
         }
         let recipients = try recipients(for: name)
-        // Already encrypted to every key the folder names: the new ciphertext gains no reader, and the
-        // policy (which reads the history for where ciphertexts were written) is not needed.
-        if let readers = try readers(of: existing),
-            try resolve(recipients.ids).allSatisfy({
-                !$0.isAmbiguous && $0.keys.allSatisfy { readers.contains($0.fingerprint) }
-            })
-        {
-            return try encryptForWrite(contents, name: name)
-        }
+        // The policy decides even when the key ids of `existing` name every key the folder names: anyone
+        // can put a key id in front of a ciphertext, so they prove nothing about who reads it; where
+        // the ciphertext was written (the history, read by the policy) does.
         try verifyRecipientsFile(recipients.file)
         _ = try linkedEntryFile(name)
         let folder = Self.folder(of: name)
