@@ -22,6 +22,22 @@ struct BadInputTests {
         Case(
             description: "name with a tab", arguments: ["insert", "-e", "bad\tname"], input: "x\n",
             mentions: "control character"),
+        // Red team (hostile arguments): init -p made these folders and committed them.
+        Case(
+            description: "init -p folder with an escape sequence",
+            arguments: ["init", "-p", "esc\u{1b}]0;owned\u{07}", "x@coffer.test"],
+            mentions: "control character"),
+        Case(
+            description: "init -p folder with a newline",
+            arguments: ["init", "-p", "two\nlines", "x@coffer.test"],
+            mentions: "control character"),
+        Case(
+            description: "init -p git's own folder", arguments: ["init", "-p", ".git", "x@coffer.test"],
+            mentions: "git's own folder"),
+        Case(
+            description: "init -p a new folder named .git",
+            arguments: ["init", "-p", "sub/.git", "x@coffer.test"],
+            mentions: ".git"),
         Case(
             description: "name component over 255 bytes",
             arguments: [

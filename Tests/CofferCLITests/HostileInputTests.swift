@@ -40,6 +40,27 @@ struct HostileInputTests {
         }
     }
 
+    @Test("GIT_TEMPLATE_DIR puts no hook into a repository coffer clones")
+    func templateDirectoryInstallsNoHook() throws {
+        let installed = try InstalledAsPass(entries: ["keep": "k\n"])
+        let template = installed.sandbox.directory + "/hostile-template"
+        let marker = installed.sandbox.directory + "/hook-ran"
+        try installed.sandbox.check(["mkdir", "-p", template + "/hooks"])
+        for hook in ["pre-commit", "post-checkout"] {
+            try TestFiles.write(
+                "#!/bin/sh\ntouch '\(marker)'\n", to: template + "/hooks/" + hook, mode: 0o755)
+        }
+        let clone = installed.sandbox.directory + "/second"
+        let cloned = try installed.run(
+            ["clone", installed.store, "--path", clone], environment: ["GIT_TEMPLATE_DIR": template])
+        #expect(cloned.status == 0, "\(cloned.errorText)")
+        #expect(!TestFiles.exists(clone + "/.git/hooks/pre-commit"))
+        let inserted = try installed.run(
+            ["insert", "-e", "new"], input: "pw\n", environment: ["PASSWORD_STORE_DIR": clone])
+        #expect(inserted.status == 0, "\(inserted.errorText)")
+        #expect(!TestFiles.exists(marker), "a template hook ran")
+    }
+
     @Test("insert -m or -e whose standard input cannot be read replaces nothing and exits 1")
     func unreadableInput() throws {
         let installed = try InstalledAsPass(entries: ["victim": "kept\n"])

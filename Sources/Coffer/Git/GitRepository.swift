@@ -43,6 +43,8 @@ package struct GitRepository: Sendable {
         // (GIT_CONFIG_GLOBAL and GIT_CONFIG_SYSTEM name such files, and stay.)
         "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_EXEC_PATH", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
         "GIT_REPLACE_REF_BASE", "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE",
+        // A template folder's hooks would be copied into a repository coffer makes (clone, git init).
+        "GIT_TEMPLATE_DIR",
     ]
 
     /// The repository containing `path`, found as pass finds it (the nearest existing folder at or above

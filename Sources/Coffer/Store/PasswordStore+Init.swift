@@ -19,6 +19,13 @@ extension PasswordStore {
     ) throws {
         try withStoreLock {
             try EntryName.validate(subfolder)
+            // A folder init makes takes the rules of a new name (no control characters, no `.git` part);
+            // one that is there already is used as it is, but never git's own folder.
+            if !subfolder.isEmpty && !FileSystem.isDirectory(root + "/" + subfolder) {
+                try validateNewName(subfolder)
+            } else if subfolder.pathParts.contains(where: { $0.lowercased() == ".git" }) {
+                throw CofferError(.invalidName, "\(subfolder) is git's own folder, not a folder of entries")
+            }
             let folder = root + "/" + subfolder
             let suffix = subfolder.isEmpty ? "" : " (\(subfolder))"
             if !subfolder.isEmpty && !FileSystem.isDirectory(folder) && FileSystem.kind(folder) != .missing {
