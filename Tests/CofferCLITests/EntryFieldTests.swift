@@ -56,6 +56,19 @@ struct EntryFieldTests {
         #expect(try installed.run(["show", "--json", "--clip", "web/site"]).status == 1)
     }
 
+    @Test("show --json escapes C1 controls and U+2028/U+2029; Python reads the same text back")
+    func jsonEscapesTerminalControls() throws {
+        let installed = try InstalledAsPass(git: true)
+        let text = "pw\u{9b}31m\nnote: a\u{2028}b\u{85}\n"
+        try installed.insert("odd", text)
+        let output = try installed.check(["show", "--json", "odd"])
+        #expect(!output.outputText.unicodeScalars.contains { [0x9b, 0x85, 0x2028].contains($0.value) })
+        #expect(output.outputText.contains("\\u009b") && output.outputText.contains("\\u2028"))
+        let script = "import json, sys; sys.stdout.buffer.write(json.load(sys.stdin)[\"text\"].encode())"
+        let parsed = try installed.sandbox.check(["python3", "-c", script], input: output.standardOutput)
+        #expect(parsed.standardOutput == Array(text.utf8))
+    }
+
     @Test("ls --flat prints one entry name per line")
     func flat() throws {
         let installed = try storeWithEntries()

@@ -53,8 +53,9 @@ enum EntryJSON {
         String(validating: bytes, as: UTF8.self) != nil
     }
 
-    /// A JSON string: quotes, backslashes and control characters escaped, other text as UTF-8 (bytes that
-    /// are not UTF-8 become U+FFFD, so callers that must keep every byte check ``isUTF8(_:)`` first).
+    /// A JSON string: quotes, backslashes, C0 and C1 control characters and U+2028/U+2029 escaped, other
+    /// text as UTF-8 (bytes that are not UTF-8 become U+FFFD, so callers that must keep every byte check
+    /// ``isUTF8(_:)`` first).
     static func quoted(_ bytes: [UInt8]) -> [UInt8] {
         var output: [UInt8] = [UInt8(ascii: "\"")]
         for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
@@ -64,7 +65,11 @@ enum EntryJSON {
             case "\n": output += Array("\\n".utf8)
             case "\r": output += Array("\\r".utf8)
             case "\t": output += Array("\\t".utf8)
-            case _ where scalar.value < 0x20 || scalar.value == 0x7f:
+            // C1 controls (U+009B starts a terminal escape) and the line separators that JavaScript
+            // takes for line ends are escaped too, so the output is safe on a terminal and in a script.
+            case _
+            where scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value)
+                || scalar.value == 0x2028 || scalar.value == 0x2029:
                 let hex = String(scalar.value, radix: 16)
                 output += Array(("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8)
             default: output += Array(String(scalar).utf8)
