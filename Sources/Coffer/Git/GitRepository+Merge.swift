@@ -105,9 +105,11 @@ extension GitRepository {
     }
 
     /// The branch HEAD is on (`main`), or `nil` on a detached HEAD.
-    func currentBranch() -> String? {
-        guard let output = try? runUnchecked(["symbolic-ref", "-q", "--short", "HEAD"]), output.status == 0
-        else { return nil }
+    ///
+    /// - Throws: when git cannot be run at all (not on `PATH`), which is no detached HEAD.
+    func currentBranch() throws -> String? {
+        let output = try runUnchecked(["symbolic-ref", "-q", "--short", "HEAD"])
+        guard output.status == 0 else { return nil }
         return output.outputText.isEmpty ? nil : output.outputText
     }
 

@@ -118,7 +118,7 @@ extension PasswordStore {
                 report.keptInterruptedWork = undone.kept
             }
             // A merge begun by hand (as a stopped sync advises) is finished first.
-            if repository.unfinishedOperation() == "merge", let branch = repository.currentBranch(),
+            if repository.unfinishedOperation() == "merge", let branch = try repository.currentBranch(),
                 let mergeHead = repository.resolve("MERGE_HEAD")
             {
                 let origins = try updatedOrigins(repository, revisions: [mergeHead])
@@ -136,7 +136,7 @@ extension PasswordStore {
             }
             try repository.ensureNoUnfinishedOperation()
             repository.removeStaleLocks()
-            guard let branch = repository.currentBranch() else {
+            guard let branch = try repository.currentBranch() else {
                 throw CofferError(
                     .git,
                     "the store's git repository is not on a branch (detached HEAD); check out the branch to "

@@ -155,7 +155,7 @@ struct SyncIntegration {
         // A cherry-pick stopped half-way: its state goes with the reset below.
         _ = try repository.runUnchecked(["cherry-pick", "--quit"])
         var kept: String?
-        if repository.currentBranch() != record.branch {
+        if try repository.currentBranch() != record.branch {
             let head = try repository.run(["rev-parse", "HEAD"]).outputText
             let tip = try repository.run(["rev-parse", "refs/heads/\(record.branch)"]).outputText
             if head != tip && !repository.isAncestor(head, of: tip) {
