@@ -386,4 +386,37 @@ struct PlantedJournalTests {
         #expect(try plain.check(["show", ".coffer-journal/y"]).outputText == "three")
         #expect(try plain.check(["show", ".coffer-journal/x"]).outputText == "k")
     }
+
+    /// Red team (another local user): with `XDG_CACHE_HOME` in a folder another user owns, they moved the
+    /// user's own journal away during a change and put it back later, and the next command rolled the
+    /// store back; a link they flipped there put their own journal back.
+    @Test(
+        "A journal under a cache folder another user may write is never put back, and none is made there",
+        .enabled(if: geteuid() == 0))
+    func journalInAFolderOthersWrite() throws {
+        let plain = try InstalledAsPass(git: false, entries: ["keep": "k\n"])
+        let shared = plain.sandbox.directory + "/shared-cache"
+        try plain.sandbox.check(["mkdir", "-m", "777", shared])
+        #expect(chown(shared, 65534, 65534) == 0)
+        let root = FileSystem.canonicalPath(plain.store)
+        let digest = try plain.sandbox.check(["sh", "-c", "printf %s \"$0\" | sha1sum", root]).outputText
+        let journal = shared + "/coffer/journal-" + String(digest.prefix(40)).uppercased()
+        try plain.sandbox.check(["mkdir", "-p", "-m", "700", journal])
+        chmod(shared + "/coffer", 0o700)
+        try TestFiles.write("k2\n", to: journal + "/0")
+        try TestFiles.write(
+            Self.manifest(missing: plain.store + "/keep.gpg", restoring: plain.store + "/other.gpg"),
+            to: journal + "/manifest")
+        let environment = ["XDG_CACHE_HOME": shared]
+        let listed = try plain.run(["ls"], environment: environment)
+        #expect(listed.status == 0, "\(listed.errorText)")
+        #expect(!listed.errorText.contains("Undid"), "\(listed.errorText)")
+        #expect(TestFiles.exists(plain.store + "/keep.gpg"), "the planted journal was put back")
+        #expect(!TestFiles.exists(plain.store + "/other.gpg"))
+        // A change of several files wants a journal: refused, with the reason, and nothing changed.
+        let copied = try plain.run(["cp", "keep", "copy"], environment: environment)
+        #expect(copied.status == 1)
+        #expect(copied.errorText.contains("XDG_CACHE_HOME"), "\(copied.errorText)")
+        #expect(!TestFiles.exists(plain.store + "/copy.gpg"))
+    }
 }

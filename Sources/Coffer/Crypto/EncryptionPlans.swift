@@ -241,14 +241,59 @@ enum EncryptionPlans {
     /// `$XDG_CACHE_HOME/coffer` (else `~/.cache/coffer`): made 0700, and used only when it is a folder
     /// of this user that no one else may enter. Not the runtime folder in `/dev/shm`, which programs
     /// that share the user's id but not their home (a container sharing the host's IPC) can reach.
+    ///
+    /// The folders above it must be guarded too (``isGuarded(_:)``): in a folder another user may write,
+    /// they could move the cache folder away and put back an old one, or a link, between two commands.
     static func folder() throws -> String {
         guard let folder = folderPath() else { throw CofferError(.io, "no home folder for encryption plans") }
+        let above = FileSystem.parent(of: folder)
+        // The nearest folder above that is there already: the folders made below it are the user's.
+        var existing = above
+        while FileSystem.kind(existing) == .missing && existing != "/" {
+            existing = FileSystem.parent(of: existing)
+        }
+        guard isGuarded(existing) else {
+            throw CofferError(
+                .io,
+                "\(Quoting.quoted(above)) (or a folder above it) may be changed by another user; set XDG_CACHE_HOME "
+                    + "to a folder only you can write")
+        }
         if FileSystem.kind(folder) == .missing { try FileSystem.makeDirectories(folder, mode: 0o700) }
-        var info = stat()
-        guard lstat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid(),
-            info.st_mode & 0o077 == 0
-        else { throw CofferError(.io, "\(folder) is not a private folder of this user") }
+        guard isPrivate(folder), isGuarded(above) else {
+            throw CofferError(.io, "\(folder) is not a private folder of this user")
+        }
         return folder
+    }
+
+    /// ``folder()`` when it is there and guarded, without making it; `nil` otherwise.
+    static func existingFolder() -> String? {
+        guard let folder = folderPath(), isPrivate(folder), isGuarded(FileSystem.parent(of: folder)) else {
+            return nil
+        }
+        return folder
+    }
+
+    /// Whether `folder` itself (not through a link) is a folder of this user that no one else may enter.
+    private static func isPrivate(_ folder: String) -> Bool {
+        var info = stat()
+        return lstat(folder, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR && info.st_uid == geteuid()
+            && info.st_mode & 0o077 == 0
+    }
+
+    /// Whether no other user can move or replace `folder` or a folder above it: each folder from its
+    /// real path up to `/` belongs to this user or to root, and others may not write it unless it is
+    /// sticky (as `/tmp`, where they cannot move what is not theirs).
+    package static func isGuarded(_ folder: String) -> Bool {
+        guard var current = FileSystem.realPath(folder) else { return false }
+        while true {
+            var info = stat()
+            guard stat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR,
+                info.st_uid == geteuid() || info.st_uid == 0,
+                info.st_mode & 0o022 == 0 || info.st_mode & S_ISVTX != 0
+            else { return false }
+            if current == "/" { return true }
+            current = FileSystem.parent(of: current)
+        }
     }
 
     /// Where ``folder()`` is, without making it; `nil` when neither variable names an absolute folder.

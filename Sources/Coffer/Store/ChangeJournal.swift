@@ -38,7 +38,8 @@ package struct ChangeJournal {
         if let gitDirectory = store.git(for: store.root + "/.gpg-id")?.gitDirectory() {
             return gitDirectory + "/coffer-journal"
         }
-        guard let cache = creating ? try? EncryptionPlans.folder() : EncryptionPlans.folderPath() else {
+        // Looking for a journal takes the cache folder only when no other user can have swapped it.
+        guard let cache = creating ? try? EncryptionPlans.folder() : EncryptionPlans.existingFolder() else {
             return nil
         }
         let name = Hex.upper(Gcrypt.sha1(Array(FileSystem.canonicalPath(store.root).utf8)))
@@ -77,6 +78,14 @@ package struct ChangeJournal {
     /// Keeps `paths` (absolute paths of files in the store) as they are now, then returns the journal.
     static func begin(_ store: PasswordStore, paths: [String]) throws -> ChangeJournal {
         guard let folder = folder(for: store, creating: true) else {
+            // Why the cache folder cannot be had, when it is that.
+            if store.git(for: store.root + "/.gpg-id") == nil, EncryptionPlans.folderPath() != nil {
+                do {
+                    _ = try EncryptionPlans.folder()
+                } catch let error as CofferError {
+                    throw CofferError(error.code, error.message + "; nothing was changed")
+                }
+            }
             throw CofferError(
                 .io, "no private folder for the journal of a change (set HOME); nothing was changed")
         }
