@@ -76,6 +76,13 @@ public enum CofferCLI {
             if let message = exit.message { standardError.line(message) }
             return exit.status
         } catch {
+            // A write that the disk refused leaves no empty folder it made for it (pass's `mkdir -p`
+            // before a write stays, as in pass, when the command fails for another reason).
+            if let error = error as? CofferError, let number = error.errno?.rawValue,
+                [ENOSPC, EDQUOT, EFBIG, EIO, EROFS].contains(number)
+            {
+                ChangeJournal.removeEmptyMadeFolders()
+            }
             return report(error, invocation: invocation)
         }
     }

@@ -170,6 +170,16 @@ package struct ChangeJournal {
         made.withLock { _ = $0.insert(plain(folder)) }
     }
 
+    /// Removes the folders this process made for the store that are still empty, deepest first: a
+    /// command that failed leaves no folder it made for a write that never happened.
+    package static func removeEmptyMadeFolders() {
+        let folders = made.withLock { folders in
+            defer { folders = [] }
+            return folders
+        }
+        for folder in folders.sorted(by: { $0.utf8.count > $1.utf8.count }) { rmdir(folder) }
+    }
+
     /// The folders above `path`, up to `root`, that do not exist yet or that this process made.
     static func missingFolders(above path: String, root: String) -> [String] {
         var folders: [String] = []
