@@ -47,10 +47,17 @@ let package = Package(
         .testTarget(name: "CofferUnitTests", dependencies: ["Coffer", "CofferTestSupport"]),
         // The library with real gpg and git in a sandbox.
         .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport"]),
+        // The command line and the Secret Service with real gpg, git and D-Bus.
         .testTarget(
             name: "CofferCLITests",
             dependencies: ["CofferCLI", "Coffer", "CofferSecretService", "CofferTestSupport"]
         ),
+        // Differential: coffer against Debian's pass 1.7.4, byte for byte (the table and the stateful
+        // fuzzer).
+        .testTarget(
+            name: "CofferDifferentialTests", dependencies: ["CofferCLI", "Coffer", "CofferTestSupport"]),
+        // The multi-clone model of sync, with a hostile clone (fixed seeds, and soaks).
+        .testTarget(name: "CofferModelTests", dependencies: ["Coffer", "CofferTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -272,7 +272,7 @@ struct AuditCommandTests {
         let store = try Self.seed(audit, seed: seed)
         let stub = audit.sandbox.directory + "/stub"
         mkdir(stub, 0o755)
-        try TestFiles.write(DifferentialTable.pwnedRangeStub, to: stub + "/requests.py")
+        try TestFiles.write(TestFiles.pwnedRangeStub, to: stub + "/requests.py")
         let passAudit = try audit.sandbox.run(
             ["/usr/bin/pass", "audit"],
             environment: ["PYTHONPATH": stub, "PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin:/bin"])
@@ -310,7 +310,7 @@ struct AuditCommandTests {
         try installed.insert("strong", "Vq8#pL2!zR7@mK4$wX9&\n")
         let stub = installed.sandbox.directory + "/stub"
         mkdir(stub, 0o755)
-        try TestFiles.write(DifferentialTable.pwnedRangeStub, to: stub + "/requests.py")
+        try TestFiles.write(TestFiles.pwnedRangeStub, to: stub + "/requests.py")
         let extensionRun = try installed.run(
             ["audit"], environment: ["PYTHONPATH": stub, "PYTHONDONTWRITEBYTECODE": "1"])
         #expect(extensionRun.outputText.contains("Weak password detected"), "\(extensionRun.errorText)")

@@ -1,5 +1,6 @@
 import Coffer
 import CofferSecretService
+import CofferTestSupport
 import Testing
 
 /// The Secret Service's entry format in-process: what the provider writes over an entry it reads back

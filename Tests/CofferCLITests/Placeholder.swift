@@ -1,1 +1,2 @@
+import CofferTestSupport
 import Testing

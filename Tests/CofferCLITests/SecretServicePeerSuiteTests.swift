@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Testing
 
 /// The Secret Service clients' own test suites, run by `scripts/peer-suites.sh` against

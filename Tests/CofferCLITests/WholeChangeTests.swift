@@ -30,8 +30,7 @@ struct WholeChangeTests {
 
     static let refusingHook = "#!/bin/sh\necho refused by policy >&2\nexit 1\n"
     /// A hook that kills the coffer that runs git (the hook's grandparent), as SIGKILL would mid-change.
-    static let killingHook =
-        "#!/bin/sh\ncoffer=$(awk '{print $4}' /proc/$PPID/stat)\nkill -9 \"$coffer\"\nexit 1\n"
+    static let killingHook = TestFiles.killingHook
 
     static let changes: [(String, @Sendable (InstalledAsPass) -> [String])] = [
         ("recipients rm", { ["recipients", "rm", "-p", "team", $0.sandbox.keys[1].fingerprint] }),

@@ -1,3 +1,5 @@
+import CofferTestSupport
+
 // The differential table: every scenario that `DifferentialTests` runs with pass and with coffer.
 //
 // A scenario is a setup (bash, run with the real pass in both sandboxes), the command under test and its

@@ -210,7 +210,7 @@ struct FuzzHazardRun {
         case .killedAtCommit:
             if TestFiles.exists(store + "/.git") {
                 try TestProcess.check(["mkdir", "-p", store + "/.git/hooks"], environment: setup)
-                try TestFiles.write(WholeChangeTests.killingHook, to: hook, mode: 0o755)
+                try TestFiles.write(TestFiles.killingHook, to: hook, mode: 0o755)
             }
         case .killedAfter(let milliseconds): timeout = Double(milliseconds) / 1000
         case .fullDisk(let room):

@@ -1,3 +1,5 @@
+import CofferTestSupport
+
 /// The shell side of the sync model: the helper files every command of a run goes through, and the
 /// run's commands written down as a script that replays it.
 ///

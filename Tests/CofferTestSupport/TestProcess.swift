@@ -1,33 +1,35 @@
 import Coffer
-import CofferTestSupport
 import Dispatch
 
 /// What a finished program printed, and how it ended.
-struct ProcessResult: Sendable {
+package struct ProcessResult: Sendable {
     /// The exit status, or 128 + the signal number when it was killed.
-    var status: Int32
+    package var status: Int32
     /// Standard output.
-    var standardOutput: [UInt8]
+    package var standardOutput: [UInt8]
     /// Standard error.
-    var standardError: [UInt8]
+    package var standardError: [UInt8]
     /// Whether the program was killed because it ran longer than its time limit.
-    var timedOut: Bool
+    package var timedOut: Bool
     /// The process group it ran in (helpers it left running are still in it).
-    var processGroup: pid_t = 0
+    package var processGroup: pid_t = 0
 
     /// Standard output decoded as UTF-8.
-    var outputText: String { String(decoding: standardOutput, as: UTF8.self) }
+    package var outputText: String { String(decoding: standardOutput, as: UTF8.self) }
     /// Standard error decoded as UTF-8.
-    var errorText: String { String(decoding: standardError, as: UTF8.self) }
+    package var errorText: String { String(decoding: standardError, as: UTF8.self) }
 }
 
 /// Starts programs for the CLI tests on the library's spawner: a clean environment, a working folder, a
 /// time limit, default signal dispositions, and a process group of its own so that everything it
 /// started can be stopped.
-enum TestProcess {
+package enum TestProcess {
     /// A failure to start a program.
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+
+        /// A failure described by `description`.
+        package init(description: String) { self.description = description }
     }
 
     /// `arguments` (the program found on the `PATH` of `environment`) as a ``ChildProcess`` in a process
@@ -43,7 +45,7 @@ enum TestProcess {
 
     /// Runs `arguments` with `input` on a pipe as standard input, killing its process group after
     /// `timeout` seconds.
-    static func run(
+    package static func run(
         _ arguments: [String], environment: [String: String], directory: String? = nil,
         input: [UInt8] = [], timeout: Double = 60
     ) throws -> ProcessResult {
@@ -56,7 +58,7 @@ enum TestProcess {
 
     /// Runs a program and throws, with what it printed, unless it exits 0.
     @discardableResult
-    static func check(
+    package static func check(
         _ arguments: [String], environment: [String: String], directory: String? = nil,
         input: [UInt8] = [], timeout: Double = 60
     ) throws -> ProcessResult {
@@ -72,7 +74,7 @@ enum TestProcess {
 
     /// Starts a program in the background with standard input, output and error on `/dev/null` (or
     /// the given descriptors) and returns its pid; stop it with ``stop(_:)``.
-    static func start(
+    package static func start(
         _ arguments: [String], environment: [String: String], directory: String? = nil,
         descriptors: [Int32]? = nil
     ) throws -> pid_t {
@@ -83,7 +85,7 @@ enum TestProcess {
 
     /// Starts a program in the background with its standard output on a pipe; returns its pid and the
     /// pipe's reading end (close it when done).
-    static func startWithOutputPipe(
+    package static func startWithOutputPipe(
         _ arguments: [String], environment: [String: String]
     ) throws -> (pid: pid_t, output: Int32) {
         let pipe = try ChildProcess.makePipe()
@@ -99,7 +101,7 @@ enum TestProcess {
     }
 
     /// Reads one line from a descriptor, waiting at most `timeout` seconds.
-    static func readLine(_ descriptor: Int32, timeout: Double) -> String? {
+    package static func readLine(_ descriptor: Int32, timeout: Double) -> String? {
         var line: [UInt8] = []
         let deadline = monotonicSeconds() + timeout
         while monotonicSeconds() < deadline {
@@ -118,43 +120,44 @@ enum TestProcess {
     /// Sends `signal` to the process group of a program started by ``start(_:environment:directory:descriptors:)``,
     /// then waits for the program.
     @discardableResult
-    static func stop(_ pid: pid_t, signal: Int32 = SIGTERM) -> Int32 {
+    package static func stop(_ pid: pid_t, signal: Int32 = SIGTERM) -> Int32 {
         kill(-pid, signal)
         kill(pid, signal)
         return waitFor(pid)
     }
 
     /// The exit status of a started program if it has ended (reaping it), `nil` while it runs.
-    static func statusIfEnded(_ pid: pid_t) -> Int32? {
+    package static func statusIfEnded(_ pid: pid_t) -> Int32? {
         ChildProcess.status(ifEnded: pid)?.code
     }
 
     /// Waits for `pid` and returns its exit status (128 + signal when killed).
     @discardableResult
-    static func waitFor(_ pid: pid_t) -> Int32 {
+    package static func waitFor(_ pid: pid_t) -> Int32 {
         ChildProcess.wait(pid).code
     }
 
     /// Seconds of a monotonic clock.
-    static func monotonicSeconds() -> Double {
+    package static func monotonicSeconds() -> Double {
         ChildProcess.monotonicSeconds()
     }
 }
 
 /// Runs blocking work (waiting for processes) off Swift's cooperative thread pool, at most `limit` at a
 /// time, so that parallel tests neither starve other tests nor start too many gpg-agents at once.
-actor BlockingGate {
+package actor BlockingGate {
     /// The gate shared by the CLI tests; `COFFER_TEST_JOBS` overrides its width (default 4).
-    static let shared = BlockingGate(limit: Int(environmentVariable("COFFER_TEST_JOBS") ?? "") ?? 4)
+    package static let shared = BlockingGate(limit: Int(environmentVariable("COFFER_TEST_JOBS") ?? "") ?? 4)
 
     private let limit: Int
     private var running = 0
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
-    init(limit: Int) { self.limit = max(1, limit) }
+    package init(limit: Int) { self.limit = max(1, limit) }
 
     /// Runs `work` on a Dispatch thread once a slot is free.
-    func run<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+    package func run<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result
+    {
         if running >= limit {
             await withCheckedContinuation { waiting.append($0) }
         } else {
@@ -174,21 +177,44 @@ actor BlockingGate {
 }
 
 /// One variable of this process's environment.
-func environmentVariable(_ name: String) -> String? {
+package func environmentVariable(_ name: String) -> String? {
     getenv(name).map { String(cString: $0) }
 }
 
 /// Small file helpers for the tests (no Foundation).
-enum TestFiles {
+package enum TestFiles {
+    /// A git hook that kills the coffer that runs it (its parent's parent, git's caller) with SIGKILL.
+    package static let killingHook =
+        "#!/bin/sh\ncoffer=$(awk '{print $4}' /proc/$PPID/stat)\nkill -9 \"$coffer\"\nexit 1\n"
+
+    /// `requests.py`, a stand-in for the module pass-audit asks haveibeenpwned's range API through: one
+    /// breached password, `bank-password` (and `password`), and a few other hashes in every bucket; put
+    /// its folder on `PYTHONPATH`.
+    package static let pwnedRangeStub = #"""
+        import hashlib
+        BREACHED = {hashlib.sha1(p.encode()).hexdigest().upper(): 42 for p in ["bank-password", "password"]}
+        class Response:
+            def __init__(self, text):
+                self.text = text
+                self.status_code = 200
+            def raise_for_status(self):
+                pass
+        def get(url, headers=None, verify=True):
+            prefix = url.rsplit("/", 1)[1]
+            lines = ["%s:%d" % (h[5:], n) for h, n in sorted(BREACHED.items()) if h.startswith(prefix)]
+            lines.append("0000000000000000000000000000000000A:1")
+            return Response("\r\n".join(lines))
+        """#
+
     /// The package root, found from this file's path.
-    static let packageRoot: String = {
+    package static let packageRoot: String = {
         var path = #filePath
         for _ in 0..<3 { path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) }
         return path
     }()
 
     /// Writes bytes to a file, replacing it, with the given mode.
-    static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
+    package static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard descriptor >= 0 else {
             throw TestProcess.Failure(
@@ -207,12 +233,12 @@ enum TestFiles {
     }
 
     /// Writes text to a file.
-    static func write(_ text: String, to path: String, mode: mode_t = 0o644) throws {
+    package static func write(_ text: String, to path: String, mode: mode_t = 0o644) throws {
         try write(Array(text.utf8), to: path, mode: mode)
     }
 
     /// Reads a whole file, or `nil` when it cannot be opened.
-    static func read(_ path: String) -> [UInt8]? {
+    package static func read(_ path: String) -> [UInt8]? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -228,13 +254,13 @@ enum TestFiles {
     }
 
     /// Whether something exists at `path` (without following a final symbolic link).
-    static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
     }
 
     /// Makes a fresh folder under /tmp and returns its path.
-    static func temporaryFolder(_ prefix: String) throws -> String {
+    package static func temporaryFolder(_ prefix: String) throws -> String {
         var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw TestProcess.Failure(description: "mkdtemp failed") }
         return String(cString: made)

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Testing
 
 /// One row of the differential table: a store set up with the real `pass`, then one command run by

@@ -1,3 +1,5 @@
+import CofferTestSupport
+
 /// One command of a fuzzed sequence, run the same way by pass and by coffer.
 struct FuzzOperation: Sendable, Equatable {
     /// The arguments after the program name; `$K1`, `$K2`, `$K3` stand for the test keys' fingerprints.

@@ -1,3 +1,5 @@
+import CofferTestSupport
+
 // pass's bash extensions run by pass and by coffer: Debian's pass-extension-tail and -audit, PyPI's
 // pass-import, and extensions of the user's folder that use pass's helpers, die or exit.
 
@@ -60,24 +62,8 @@ extension DifferentialTable {
 
             """#
 
-    /// `requests.py`, a stand-in for the module pass-audit asks haveibeenpwned's range API through: one
-    /// breached password, `bank-password` (and `password`), and a few other hashes in every bucket; put its
-    /// folder on `PYTHONPATH`.
-    static let pwnedRangeStub = #"""
-        import hashlib
-        BREACHED = {hashlib.sha1(p.encode()).hexdigest().upper(): 42 for p in ["bank-password", "password"]}
-        class Response:
-            def __init__(self, text):
-                self.text = text
-                self.status_code = 200
-            def raise_for_status(self):
-                pass
-        def get(url, headers=None, verify=True):
-            prefix = url.rsplit("/", 1)[1]
-            lines = ["%s:%d" % (h[5:], n) for h, n in sorted(BREACHED.items()) if h.startswith(prefix)]
-            lines.append("0000000000000000000000000000000000A:1")
-            return Response("\r\n".join(lines))
-        """#
+    /// The stand-in for haveibeenpwned's range API (``TestFiles/pwnedRangeStub``).
+    static let pwnedRangeStub = TestFiles.pwnedRangeStub
 
     /// A Bitwarden export and pass-import's `import.bash` in the user's extensions folder; `pass` on
     /// `PATH` (`$HOME/bin/pass`, a link to the sandbox's `coffer`) is the program under test, which pass-import runs to write the entries.

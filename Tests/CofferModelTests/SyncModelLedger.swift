@@ -1,4 +1,5 @@
 import Coffer
+import CofferTestSupport
 
 /// One file of a clone's work tree as the sync model sees it: the value markers in it and whether it
 /// holds conflict markers. Entries (`*.gpg`) are decrypted, other files read as they are.

@@ -1,4 +1,3 @@
-import CofferTestSupport
 import Testing
 
 /// Where the `coffer` executable under test is.
@@ -6,9 +5,9 @@ import Testing
 /// `COFFER_BIN` names it explicitly (for example `/usr/bin/pass`, to check the differential harness by
 /// running pass against itself); otherwise it is the `coffer` next to the test bundle
 /// (`.build/<config>/coffer` beside `.build/<config>/CofferPackageTests.xctest`).
-enum CofferBinary {
+package enum CofferBinary {
     /// The path of the executable, or an error that says where it was looked for.
-    static func path() throws -> String {
+    package static func path() throws -> String {
         if let explicit = environmentVariable("COFFER_BIN"), !explicit.isEmpty {
             guard access(explicit, X_OK) == 0 else {
                 throw TestProcess.Failure(description: "COFFER_BIN=\(explicit) is not an executable file")
@@ -42,7 +41,7 @@ enum CofferBinary {
 extension GPGSandbox {
     /// Runs the coffer under test with `arguments`, `input` on standard input and the sandbox's environment
     /// plus `environment`; expects it to exit 0 and returns its standard output.
-    func coffer(
+    package func coffer(
         _ arguments: [String], input: String = "", environment: [String: String],
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> String {

@@ -1,3 +1,5 @@
+import CofferTestSupport
+
 // `otp`, built into coffer, against Debian's pass with pass-otp 1.2 (pass-extension-otp, which runs
 // oathtool): every subcommand, its options and its failures. TOTP scenarios run with libfaketime, so that
 // both programs (and pass-otp's oathtool) see the same clock.
