@@ -518,6 +518,43 @@ struct SharedStoreTests {
         #expect(refused.status == 1 && refused.errorText.contains(eve), "\(refused.errorText)")
     }
 
+    /// Red team (pusher): git's simplification followed a merge to the side its `.gpg-id` came from, so
+    /// a commit the trusted signer made elsewhere, grafted in as a merge's second parent, counted as the
+    /// signer's change of this store's file.
+    @Test("a commit the trusted signer signed elsewhere, grafted in by a merge, vouches for nothing")
+    func graftedSignedCommitIsNotTheSigners() throws {
+        let team = try Team()
+        defer { team.stop() }
+        let lead = try Team.makeKey(team.mallory, "Lead <lead@coffer.test>")
+        try Team.give(lead, from: team.mallory, to: team.alice)
+        _ = try team.alice.tool(["git", "-C", team.store, "config", "coffer.trustedsigners", lead])
+        // In another repository, the lead signs a private/.gpg-id that names Mallory; Mallory's merge takes
+        // that commit as its second parent and its file as the merge's.
+        let elsewhere = team.mallory.home + "/elsewhere"
+        let script = """
+            set -e
+            git init -q "$1" && mkdir -p "$1/private" && printf '%s\\n%s\\n' "$2" "$3" > "$1/private/.gpg-id"
+            git -C "$1" add -A
+            git -C "$1" -c user.name=Lead -c user.email=lead@coffer.test commit -q --gpg-sign="$4" -m recipients
+            cd "$5" && git pull -q --rebase && git fetch -q "$1" HEAD
+            signed=$(git rev-parse FETCH_HEAD)
+            git read-tree HEAD
+            git update-index --cacheinfo 100644,$(git rev-parse "$signed:private/.gpg-id"),private/.gpg-id
+            merge=$(git -c user.name=Mallory -c user.email=mallory@coffer.test commit-tree "$(git write-tree)" \\
+                -p HEAD -p "$signed" -m Merge)
+            git reset -q --hard "$merge" && git push -q
+            """
+        try team.mallory.tool(
+            ["sh", "-c", script, "sh", elsewhere, team.aliceKey, team.malloryKey, lead, team.malloryClone]
+        ).succeeded("grafted merge")
+        let synced = try team.check(["sync"])
+        #expect(synced.outputText.contains("not accepted on this clone"), "\(synced.outputText)")
+        #expect(synced.outputText.contains("by Mallory"), "\(synced.outputText)")
+        let refused = try team.run(["insert", "-m", "private/new"], input: "not for mallory\n")
+        #expect(refused.status == 1, "\(refused.errorText)")
+        #expect(!TestFiles.exists(team.store + "/private/new.gpg"))
+    }
+
     @Test("a clone that signs its commits never signs a recipient it has not accepted")
     func signedMergeVouchesForNothing() throws {
         let team = try Team()

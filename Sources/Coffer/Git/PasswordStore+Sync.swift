@@ -199,7 +199,8 @@ extension PasswordStore {
                 }
                 if var current = acceptance, !arrived.gpgIDs.isEmpty {
                     try settleAcceptance(
-                        &current, changed: arrived.gpgIDs, repository: repository, since: before)
+                        &current, changed: arrived.gpgIDs, repository: repository, since: before,
+                        upstream: repository.resolve(upstream))
                     acceptance = current
                 }
                 let remoteHead = repository.resolve(upstream)

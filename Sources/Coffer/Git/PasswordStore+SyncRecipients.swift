@@ -196,29 +196,32 @@ extension PasswordStore {
     }
 
     /// Whether the `.gpg-id` at `file` (in `repository`'s work tree, as committed) was last changed,
-    /// among the commits `range` names (all of HEAD's history when `nil`), by a commit with a good git
+    /// among the commits `range` names (all of `tip`'s history when `nil`), by a commit with a good git
     /// signature by one of `signers`. The commit's signature covers the file's place and its history,
     /// which a `.gpg-id.sig` does not: a signed `.gpg-id` copied into another folder, or an old one
     /// put back, is a commit of whoever did it.
     ///
-    /// The commit is found in topological order (commit dates are whatever their author wrote) with
-    /// git's usual simplification, which follows a merge to the side its version of the file comes
-    /// from: merging a pushed change, even in a signed merge commit, vouches for nothing. And the file
-    /// must be as that commit has it.
+    /// The commit is found along the first parents of `tip` (the remote's own line of history): a
+    /// merge that brings the file from its other parent is the change, and a merge vouches for
+    /// nothing, signed or not. Following the side a merge takes the file from instead would let a
+    /// pusher graft any commit the signer ever signed (in another store, or an old one of this store)
+    /// in as a merge's second parent. And the file must be as that commit has it.
     package func isSigned(
-        _ file: String, by signers: Set<String>, in repository: GitRepository, range: String? = nil
+        _ file: String, by signers: Set<String>, in repository: GitRepository, range: String? = nil,
+        tip: String = "HEAD"
     ) -> Bool {
         let file = file.replacing("/./", with: "/")
         guard !signers.isEmpty, (try? repository.hasChanges(file)) == false else { return false }
         let pathspec = repository.pathspec(file)
         let arguments =
-            ["log", "-1", "--topo-order", "--format=%H%x00%G?%x00%GF%x00%GP"] + (range.map { [$0] } ?? [])
+            ["log", "-1", "--first-parent", "--format=%H%x00%G?%x00%GF%x00%GP%x00%P", range ?? tip]
             + ["--", pathspec]
         guard let output = try? repository.runUnchecked(arguments), output.status == 0 else { return false }
         let fields = output.outputText.split(separator: "\u{0}", omittingEmptySubsequences: false).map(
             String.init)
-        guard fields.count == 4, ["G", "U"].contains(fields[1]),
-            signers.contains(fields[2].uppercased()) || signers.contains(fields[3].uppercased())
+        guard fields.count == 5, ["G", "U"].contains(fields[1]),
+            signers.contains(fields[2].uppercased()) || signers.contains(fields[3].uppercased()),
+            !fields[4].contains(" ")
         else { return false }
         let same = try? repository.runUnchecked(["diff", "--quiet", fields[0], "HEAD", "--", pathspec])
         return same?.status == 0
@@ -228,9 +231,14 @@ extension PasswordStore {
     /// one signed by a key the user trusts to sign them becomes its folder's record (its keys made
     /// usable for encryption); every record under a changed file keeps only the keys its folder still
     /// names (a key someone removed must be accepted again to come back). Saves the records.
+    ///
+    /// A file counts as signed when the remote's own line (`upstream`'s first parents) changed it in a
+    /// signed commit: this clone's merge of it is no signature of anyone's.
     func settleAcceptance(
-        _ acceptance: inout Acceptance, changed: [String], repository: GitRepository, since before: String
+        _ acceptance: inout Acceptance, changed: [String], repository: GitRepository, since before: String,
+        upstream: String?
     ) throws {
+        let tip = upstream ?? "HEAD"
         let signers = trustedSigners(repository)
         var resolved: [[String]: [ResolvedRecipient]] = [:]
         func keys(ofFolder folder: String) throws -> (lines: [ResolvedRecipient], keys: Set<String>)? {
@@ -243,7 +251,7 @@ extension PasswordStore {
         for (path, folder) in zip(changed, folders) {
             let file = repository.directory + "/" + path
             guard FileSystem.isFile(file),
-                isSigned(file, by: signers, in: repository, range: "\(before)..HEAD"),
+                isSigned(file, by: signers, in: repository, range: "\(before)..\(tip)", tip: tip),
                 let named = try keys(ofFolder: folder)
             else { continue }
             for line in named.lines where !line.isAmbiguous {
@@ -270,7 +278,7 @@ extension PasswordStore {
         func lastCommit(_ path: String) -> String? {
             guard
                 let output = try? repository.runUnchecked([
-                    "log", "-1", "--format=%h %an", "\(old)..\(new)", "--", path,
+                    "log", "-1", "--first-parent", "--format=%h %an", "\(old)..\(new)", "--", path,
                 ]),
                 output.status == 0, !output.outputText.isEmpty
             else { return nil }
