@@ -69,4 +69,39 @@ struct LocalUserTests {
         let owned = try installed.run(["fsck"])
         #expect(owned.outputText.contains(".: owned by user 65534"), "\(owned.outputText)")
     }
+
+    /// Red team (another local user): a link another user took first in a sticky folder passed the
+    /// checks while it pointed at the user's own folder, and was re-pointed between the check and the
+    /// write: the store's write, or the cache folder's journal, went elsewhere.
+    @Test("a store or cache folder reached through another user's link in a sticky folder is refused")
+    func linkAnotherUserOwns() throws {
+        let installed = try InstalledAsPass(git: false, entries: ["first": "first\n"])
+        let sticky = installed.sandbox.directory + "/tmp"
+        try installed.sandbox.check(["mkdir", "-m", "1777", sticky])
+        chmod(installed.sandbox.directory, 0o711)
+        // The store through nobody's link: writes refused, reading still works.
+        let storeLink = sticky + "/store"
+        #expect(symlink(installed.store, storeLink) == 0 && lchown(storeLink, 65534, 65534) == 0)
+        let viaLink = ["PASSWORD_STORE_DIR": storeLink]
+        let refused = try installed.run(["insert", "-m", "second"], input: "x\n", environment: viaLink)
+        #expect(refused.status == 1)
+        #expect(refused.errorText.contains("another user may change"), "\(refused.errorText)")
+        #expect(!FileSystem.exists(installed.store + "/second.gpg"))
+        let shown = try installed.run(["show", "first"], environment: viaLink)
+        #expect(shown.status == 0 && shown.outputText == "first", "\(shown.errorText)")
+        // The same link the user owns is the user's: writes go on.
+        #expect(lchown(storeLink, 0, 0) == 0)
+        let own = try installed.run(["insert", "-m", "third"], input: "x\n", environment: viaLink)
+        #expect(own.status == 0, "\(own.errorText)")
+        // The cache folder through nobody's link: a change of several files in a store without git
+        // refuses, saying why.
+        let cache = installed.sandbox.home + "/real-cache"
+        try installed.sandbox.check(["mkdir", "-m", "700", cache])
+        let cacheLink = sticky + "/cache"
+        #expect(symlink(cache, cacheLink) == 0 && lchown(cacheLink, 65534, 65534) == 0)
+        let copied = try installed.run(["cp", "first", "copy"], environment: ["XDG_CACHE_HOME": cacheLink])
+        #expect(copied.status == 1)
+        #expect(copied.errorText.contains("XDG_CACHE_HOME"), "\(copied.errorText)")
+        #expect(!FileSystem.exists(installed.store + "/copy.gpg"))
+    }
 }

@@ -280,21 +280,9 @@ enum EncryptionPlans {
             && info.st_mode & 0o077 == 0
     }
 
-    /// Whether no other user can move or replace `folder` or a folder above it: each folder from its
-    /// real path up to `/` belongs to this user or to root, and others may not write it unless it is
-    /// sticky (as `/tmp`, where they cannot move what is not theirs).
-    package static func isGuarded(_ folder: String) -> Bool {
-        guard var current = FileSystem.realPath(folder) else { return false }
-        while true {
-            var info = stat()
-            guard stat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR,
-                info.st_uid == geteuid() || info.st_uid == 0,
-                info.st_mode & 0o022 == 0 || info.st_mode & S_ISVTX != 0
-            else { return false }
-            if current == "/" { return true }
-            current = FileSystem.parent(of: current)
-        }
-    }
+    /// Whether no other user can move or replace `folder` or a folder above it, as spelled (links on
+    /// the way included: see ``FileSystem/isGuardedFolder(_:)``).
+    package static func isGuarded(_ folder: String) -> Bool { FileSystem.isGuardedFolder(folder) }
 
     /// Where ``folder()`` is, without making it; `nil` when neither variable names an absolute folder.
     static func folderPath() -> String? {

@@ -121,6 +121,14 @@ public struct PasswordStore: Sendable {
                 "the password store folder \(Quoting.quoted(storeRoot)) belongs to user \(info.st_uid), not to you; "
                     + "refusing to write to it")
         }
+        // The way to the store, as spelled: a link or folder on it that someone else may change could send
+        // the write elsewhere between this check and the write.
+        guard FileSystem.leadsOnlyThroughGuardedFolders(root) else {
+            throw CofferError(
+                .invalidName,
+                "the password store \(Quoting.quoted(root)) is reached through a folder or link another user may "
+                    + "change; refusing to write to it")
+        }
         var existing = path
         while FileSystem.kind(existing) == .missing {
             let above = FileSystem.parent(of: existing)
