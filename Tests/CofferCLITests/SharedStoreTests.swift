@@ -518,6 +518,35 @@ struct SharedStoreTests {
         #expect(refused.status == 1 && refused.errorText.contains(eve), "\(refused.errorText)")
     }
 
+    /// Red team (pusher): a pushed link `shared/dir -> ../private` let insert, edit and generate write into
+    /// private/ (git add then failed, leaving files uncommitted), and mv through it exit 0 leaving its
+    /// removal uncommitted.
+    @Test("writes, mv and cp through a pushed link to a folder are refused and leave nothing behind")
+    func pushedFolderLink() throws {
+        let team = try Team()
+        defer { team.stop() }
+        try team.check(["insert", "-m", "-f", "private/diary"], input: "diary\n")
+        try team.check(["sync"])
+        try team.malloryPushes("shortcut") { clone in
+            #expect(symlink("../private", clone + "/shared/dir") == 0)
+        }
+        try team.check(["sync"])
+        let attempts: [[String]] = [
+            ["insert", "-m", "shared/dir/new"], ["insert", "-m", "-f", "shared/dir/diary"],
+            ["generate", "shared/dir/made", "12"], ["mv", "shared/dir/diary", "shared/moved"],
+            ["cp", "shared/dir/diary", "shared/copied"], ["insert", "--field", "note=x", "shared/dir/diary"],
+        ]
+        for arguments in attempts {
+            let refused = try team.run(arguments, input: "x\n")
+            #expect(refused.status == 1, "\(arguments): \(refused.errorText)")
+            #expect(refused.errorText.contains("link to a folder"), "\(arguments): \(refused.errorText)")
+            #expect(try team.uncommitted().isEmpty, "\(arguments)")
+        }
+        #expect(try team.decrypted(team.store + "/private/diary.gpg", by: team.alice) == "diary\n")
+        #expect(!TestFiles.exists(team.store + "/shared/moved.gpg"))
+        #expect(!TestFiles.exists(team.store + "/private/new.gpg"))
+    }
+
     /// Red team (pusher): git's simplification followed a merge to the side its `.gpg-id` came from, so
     /// a commit the trusted signer made elsewhere, grafted in as a merge's second parent, counted as the
     /// signer's change of this store's file.

@@ -89,6 +89,8 @@ extension PasswordStore {
         // source's folder (a move takes the source away), nor in the target (a copy fills it, a folder
         // receives what is moved into it; a move replaces a link to a file as a link).
         if !copy { try checkInsideStore(FileSystem.parent(of: oldPath)) }
+        // Nor through a link to a folder on the source's way, in a store with git (it tracks nothing there).
+        try checkNoFolderLink(above: oldPath)
         try checkInsideStore(copy || FileSystem.isDirectory(target) ? target : FileSystem.parent(of: target))
         if let refusal = Self.refusal(moving: oldPath, to: target, copy: copy) {
             // mv and cp refuse after pass has made the destination's folders.

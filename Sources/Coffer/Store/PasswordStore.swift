@@ -129,6 +129,7 @@ public struct PasswordStore: Sendable {
                 "the password store \(Quoting.quoted(root)) is reached through a folder or link another user may "
                     + "change; refusing to write to it")
         }
+        try checkNoFolderLink(above: path)
         var existing = path
         while FileSystem.kind(existing) == .missing {
             let above = FileSystem.parent(of: existing)
@@ -146,6 +147,28 @@ public struct PasswordStore: Sendable {
                 .invalidName,
                 "\(Quoting.quoted(path)) leads outside the password store through a symlink; refusing to write"
             )
+        }
+    }
+
+    /// In a store with git, refuses a path whose folders, below the store's root, include a link: git
+    /// tracks no file through a link (its `git add` fails), so a write there would be left half done,
+    /// and the link (someone may have pushed it) leads to a folder with other recipients. The link
+    /// itself, as the last part of `path`, is a file like any other.
+    func checkNoFolderLink(above path: String) throws {
+        let prefix = root.endsWithSlash ? root : root + "/"
+        guard path.hasPrefix(prefix), git(for: root + "/.gpg-id") != nil else { return }
+        let parts = path.dropFirst(prefix.count).split(separator: "/").map(String.init)
+        var folder = String(prefix.dropLast())
+        for part in parts.dropLast() where part != "." {
+            folder += "/" + part
+            if FileSystem.kind(folder) == .symlink {
+                let name = String(folder.dropFirst(prefix.count))
+                throw CofferError(
+                    .invalidName,
+                    "\(Quoting.quoted(name)) is a link to a folder; coffer writes no entry through a link to a "
+                        + "folder, and git tracks none; nothing was changed",
+                    paths: [folder])
+            }
         }
     }
 
