@@ -129,7 +129,6 @@ public struct PasswordStore: Sendable {
                 "the password store \(Quoting.quoted(root)) is reached through a folder or link another user may "
                     + "change; refusing to write to it")
         }
-        try checkNoFolderLink(above: path)
         var existing = path
         while FileSystem.kind(existing) == .missing {
             let above = FileSystem.parent(of: existing)
@@ -148,6 +147,7 @@ public struct PasswordStore: Sendable {
                 "\(Quoting.quoted(path)) leads outside the password store through a symlink; refusing to write"
             )
         }
+        try checkNoFolderLink(above: path)
     }
 
     /// In a store with git, refuses a path whose folders, below the store's root, include a link: git
