@@ -92,6 +92,41 @@ struct SyncIntegration {
         "-c", "merge.coffer.driver=false", "-c", "rerere.enabled=false", "-c", "merge.directoryRenames=false",
     ]
 
+    /// Whether git follows renames in this integration: not when the remote removed a file and added
+    /// its exact bytes under more than one name (a rename and a copy), where git would pick one of them
+    /// by itself (the first by name, which whoever made them chose) and carry this clone's change of
+    /// the file there. Then a change to the removed name stays under it.
+    var followsRenames = true
+
+    /// The strategy options of the merge or the replay of a commit. git's `ort` strategy follows an
+    /// exact rename even with `merge.renames` off (git 2.39), so the `recursive` one does this.
+    private var renameArguments: [String] {
+        followsRenames ? [] : ["--strategy=recursive", "-Xno-renames"]
+    }
+
+    /// Whether the commits from `base` to `upstreamCommit` remove a file whose bytes they add under two
+    /// names or more.
+    private func remoteDuplicatesRemovedFile(base: String) throws -> Bool {
+        let output = try repository.run([
+            "diff", "--raw", "-z", "--no-renames", "--no-abbrev", base, upstreamCommit, "--",
+        ]).standardOutput
+        let fields = output.split(separator: 0, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+        var removed = Set<String>()
+        var added: [String: Int] = [:]
+        var index = 0
+        while index + 1 < fields.count {
+            // `:OLDMODE NEWMODE OLD NEW STATUS`, then the path.
+            let parts = fields[index].split(separator: " ").map(String.init)
+            index += 2
+            guard parts.count == 5 else { continue }
+            if parts[4].hasPrefix("D") { removed.insert(parts[2]) }
+            if parts[4].hasPrefix("A") { added[parts[3], default: 0] += 1 }
+        }
+        return removed.contains { (added[$0] ?? 0) >= 2 }
+    }
+
     /// Brings the remote's commits in; on failure the clone is as it was, and the error says why.
     mutating func run() throws {
         let original = try repository.run(["rev-parse", "HEAD"]).outputText
@@ -103,6 +138,7 @@ struct SyncIntegration {
                     + "nothing was changed")
         }
         let base = found.outputText
+        followsRenames = try !remoteDuplicatesRemovedFile(base: base)
         let history = try remoteHistory(original: original)
         if base == upstreamCommit && history.dropped.isEmpty { return }
         let record = Record(
@@ -337,7 +373,7 @@ struct SyncIntegration {
         let sign = repository.signsCommits
         for commit in commits {
             let picked = try repository.runUnchecked(
-                Self.withoutDriver + ["cherry-pick", "--no-commit", commit])
+                Self.withoutDriver + ["cherry-pick", "--no-commit"] + renameArguments + [commit])
             try settleUnmerged(after: picked, localStage: 3, local: commit, remote: "HEAD")
             try remergeRecipients(base: commit + "^", local: commit, remote: "HEAD")
             // What this step writes: the commit's changes, wherever git put them (a rename on the other
@@ -528,7 +564,9 @@ struct SyncIntegration {
     /// instead, re-encrypted, so that no pushed commit keeps the old encryption.
     private mutating func merge(base: String, original: String) throws {
         let output = try repository.runUnchecked(
-            Self.withoutDriver + ["merge", "--no-commit", "--no-ff", "--quiet", upstreamCommit])
+            Self.withoutDriver + ["merge", "--no-commit", "--no-ff", "--quiet"] + renameArguments + [
+                upstreamCommit
+            ])
         try settleUnmerged(after: output, localStage: 2, local: "HEAD", remote: upstreamCommit)
         try remergeRecipients(base: base, local: "HEAD", remote: upstreamCommit)
         // This clone's changes, and whatever the merge wrote that neither side had (a rename on one side
