@@ -38,8 +38,7 @@ extension GPGMEEngine {
         return GPGError(status, while: "encrypting")
     }
 
-    func decryptionError(_ status: gpgme_error_t, context: GPGMEContext, status log: StatusLog) -> GPGError
-    {
+    func decryptionError(_ status: gpgme_error_t, context: GPGMEContext, status log: StatusLog) -> GPGError {
         let code = coffer_gpgme_err_code(status)
         if log.contains("BADMDC") {
             return GPGError(
