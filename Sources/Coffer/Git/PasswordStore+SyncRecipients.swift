@@ -201,11 +201,12 @@ extension PasswordStore {
     /// which a `.gpg-id.sig` does not: a signed `.gpg-id` copied into another folder, or an old one
     /// put back, is a commit of whoever did it.
     ///
-    /// The commit is found along the first parents of `tip` (the remote's own line of history): a
-    /// merge that brings the file from its other parent is the change, and a merge vouches for
-    /// nothing, signed or not. Following the side a merge takes the file from instead would let a
+    /// The commit is the newest, in topological order, that changed the file against any of its
+    /// parents (`--full-history`, no simplification): a merge whose version of the file differs from
+    /// one of its sides is the change, and a merge vouches for nothing, signed or not. Following the
+    /// side a merge takes the file from (git's simplification, or the first parents) would let a
     /// pusher graft any commit the signer ever signed (in another store, or an old one of this store)
-    /// in as a merge's second parent. And the file must be as that commit has it.
+    /// in as either parent of a merge. And the file must be as that commit has it.
     package func isSigned(
         _ file: String, by signers: Set<String>, in repository: GitRepository, range: String? = nil,
         tip: String = "HEAD"
@@ -214,7 +215,10 @@ extension PasswordStore {
         guard !signers.isEmpty, (try? repository.hasChanges(file)) == false else { return false }
         let pathspec = repository.pathspec(file)
         let arguments =
-            ["log", "-1", "--first-parent", "--format=%H%x00%G?%x00%GF%x00%GP%x00%P", range ?? tip]
+            [
+                "log", "-1", "--full-history", "--topo-order", "--format=%H%x00%G?%x00%GF%x00%GP%x00%P",
+                range ?? tip,
+            ]
             + ["--", pathspec]
         guard let output = try? repository.runUnchecked(arguments), output.status == 0 else { return false }
         let fields = output.outputText.split(separator: "\u{0}", omittingEmptySubsequences: false).map(
@@ -232,8 +236,8 @@ extension PasswordStore {
     /// usable for encryption); every record under a changed file keeps only the keys its folder still
     /// names (a key someone removed must be accepted again to come back). Saves the records.
     ///
-    /// A file counts as signed when the remote's own line (`upstream`'s first parents) changed it in a
-    /// signed commit: this clone's merge of it is no signature of anyone's.
+    /// A file counts as signed when the remote's commits (up to `upstream`) last changed it in a signed
+    /// commit that is no merge: this clone's merge of it is no signature of anyone's.
     func settleAcceptance(
         _ acceptance: inout Acceptance, changed: [String], repository: GitRepository, since before: String,
         upstream: String?
@@ -278,7 +282,8 @@ extension PasswordStore {
         func lastCommit(_ path: String) -> String? {
             guard
                 let output = try? repository.runUnchecked([
-                    "log", "-1", "--first-parent", "--format=%h %an", "\(old)..\(new)", "--", path,
+                    "log", "-1", "--full-history", "--topo-order", "--format=%h %an", "\(old)..\(new)", "--",
+                    path,
                 ]),
                 output.status == 0, !output.outputText.isEmpty
             else { return nil }

@@ -284,12 +284,12 @@ extension PasswordStore {
     /// it and the commit (and author) that added the line, or that removed the folder's own `.gpg-id`.
     private func provenance(of fingerprint: String, folder: String, acceptance: Acceptance) -> String {
         let repository = acceptance.repository
-        // Along the first parents: a merge that brought the line is who added it here, not the commit on
-        // its other side (which may be an old or a foreign one the merge grafted in).
+        // Merges diffed against each parent, newest first: a merge that brought the line is who added it
+        // here, not the commit on its other side (which may be an old or a foreign one it grafted in).
         func commit(_ arguments: [String]) -> String? {
             guard
                 let output = try? repository.runUnchecked(
-                    ["log", "-1", "--first-parent", "--format=%h %an"] + arguments),
+                    ["log", "-1", "--full-history", "--topo-order", "-m", "--format=%h %an"] + arguments),
                 output.status == 0, !output.outputText.isEmpty
             else { return nil }
             let parts = output.outputText.split(separator: " ", maxSplits: 1).map(String.init)
