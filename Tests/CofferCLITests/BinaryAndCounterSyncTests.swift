@@ -345,6 +345,33 @@ struct BinaryAndCounterSyncTests {
         #expect(Set(handedOut).count == handedOut.count, "a code was handed out twice: \(handedOut)")
     }
 
+    /// Red team (pusher): a fresh clone's ledger knew no counter, and a pushed copy of an old version of
+    /// the entry beside the original (which the sync did not touch) gave a code already handed out.
+    @Test("A fresh clone given an old copy of an HOTP entry beside the original hands out no used code")
+    func oldCopyOnAFreshClone() throws {
+        let uri = "otpauth://hotp/Bank:me?secret=\(Self.secret)"
+        let clones = try SyncClones(entries: [("bank", "pw\n\(uri)&counter=3\n")])
+        let old = try clones.sandbox.check(["git", "-C", clones.remote, "show", "main:bank.gpg"])
+            .standardOutput
+        var handedOut: [String] = []
+        for _ in 0..<4 {
+            let result = try clones.check(clones.one, ["otp", "bank"])
+            handedOut.append(String(result.outputText.split(separator: "\n").last ?? ""))
+        }
+        try clones.check(clones.one, ["sync"])
+        let fresh = clones.sandbox.directory + "/fresh"
+        try clones.check(clones.one, ["clone", clones.remote, "--path", fresh])
+        // The pusher adds the old ciphertext under another name.
+        try TestFiles.write(old, to: clones.one + "/bank-copy.gpg", mode: 0o600)
+        try clones.git(clones.one, ["add", "bank-copy.gpg"])
+        try clones.git(clones.one, ["commit", "-q", "-m", "copy"])
+        try clones.git(clones.one, ["push", "--quiet", "origin", "main"])
+        try clones.check(fresh, ["sync"])
+        let result = try clones.check(fresh, ["otp", "bank-copy"])
+        handedOut.append(String(result.outputText.split(separator: "\n").last ?? ""))
+        #expect(Set(handedOut).count == handedOut.count, "a code was handed out twice: \(handedOut)")
+    }
+
     /// Red team (pusher): the counter's rise and its rollback arrived through a merge by hand that sync
     /// had asked for; finishing that merge read no counter, and a code was handed out twice.
     @Test("A merge by hand that brings a lowered counter keeps the higher one; no code twice")

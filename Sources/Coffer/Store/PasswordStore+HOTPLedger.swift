@@ -128,6 +128,26 @@ extension PasswordStore {
         {
             highest[found.id] = (found.key, found.counter)
         }
+        // A secret this clone's ledger has not seen yet (its first sync after a clone, say) may be in the
+        // tree under another name with a higher counter: a pusher's copy of an old version beside the
+        // original (red team, a code handed out twice). The tree's entries are read for it, once.
+        let unseen = try Set(current.filter { try hotpCounterUsed($0.key) == nil }.map(\.id))
+        if !unseen.isEmpty {
+            for file in try Self.entryFiles(at: root) {
+                let bytes = try FileSystem.readFile(file)
+                guard !read.contains(Self.blobID(of: bytes)), let found = try hotp(bytes),
+                    unseen.contains(found.id),
+                    found.counter > highest[found.id]?.counter ?? -1
+                else { continue }
+                highest[found.id] = (found.key, found.counter)
+            }
+        }
+        // And what this clone used or saw before.
+        for entry in current {
+            if let used = try hotpCounterUsed(entry.key), used > highest[entry.id]?.counter ?? -1 {
+                highest[entry.id] = (entry.key, used)
+            }
+        }
         // Seen is as good as taken: a copy of the entry under another name that arrives later with a lower
         // counter moves on from this one too.
         try recordHOTPCounters(highest.values.map { ($0.key, $0.counter) })
