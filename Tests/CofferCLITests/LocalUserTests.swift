@@ -104,4 +104,34 @@ struct LocalUserTests {
         #expect(copied.errorText.contains("XDG_CACHE_HOME"), "\(copied.errorText)")
         #expect(!FileSystem.exists(installed.store + "/copy.gpg"))
     }
+
+    /// Red team (another local user), round 3: a git folder named by a `.git` file, through another
+    /// user's link in a sticky folder, held the journal: they hid it while a change ended, and the
+    /// next command put the old change back.
+    @Test("a journal in a git folder another user may re-point is neither made nor put back")
+    func gitFolderThroughAnotherUsersLink() throws {
+        let installed = try InstalledAsPass(entries: ["first": "first\n"])
+        let sticky = installed.sandbox.directory + "/tmp"
+        try installed.sandbox.check(["mkdir", "-m", "1777", sticky])
+        chmod(installed.sandbox.directory, 0o711)
+        let realGit = installed.sandbox.home + "/real-git"
+        try installed.sandbox.check(["mv", installed.store + "/.git", realGit])
+        let link = sticky + "/gitlink"
+        #expect(symlink(realGit, link) == 0 && lchown(link, 65534, 65534) == 0)
+        try TestFiles.write("gitdir: \(link)\n", to: installed.store + "/.git", mode: 0o600)
+        // A journal left there that would remove the entry.
+        let journal = realGit + "/coffer-journal"
+        try installed.sandbox.check(["mkdir", "-m", "700", journal])
+        try TestFiles.write(
+            PlantedJournalTests.manifest(
+                missing: installed.store + "/first.gpg", restoring: installed.store + "/x.gpg"),
+            to: journal + "/manifest", mode: 0o600)
+        let shown = try installed.run(["show", "first"])
+        #expect(shown.status == 0 && !shown.errorText.contains("Undid"), "\(shown.errorText)")
+        #expect(FileSystem.exists(installed.store + "/first.gpg"))
+        let refused = try installed.run(["insert", "-m", "second"], input: "x\n")
+        #expect(refused.status == 1)
+        #expect(refused.errorText.contains("may be changed by another user"), "\(refused.errorText)")
+        #expect(!FileSystem.exists(installed.store + "/second.gpg"))
+    }
 }

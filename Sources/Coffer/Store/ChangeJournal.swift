@@ -36,6 +36,10 @@ package struct ChangeJournal {
     /// nothing.
     static func folder(for store: PasswordStore, creating: Bool = false) -> String? {
         if let gitDirectory = store.git(for: store.root + "/.gpg-id")?.gitDirectory() {
+            // A git folder elsewhere (`.git` a file naming it) is used only where no other user can move
+            // it or re-point a link to it: else they could keep a journal from being removed and have
+            // the next command put an old change back (red team, another local user).
+            guard FileSystem.isGuardedFolder(gitDirectory) else { return nil }
             return gitDirectory + "/coffer-journal"
         }
         // Looking for a journal takes the cache folder only when no other user can have swapped it.
@@ -44,6 +48,11 @@ package struct ChangeJournal {
         }
         let name = Hex.upper(Gcrypt.sha1(Array(FileSystem.canonicalPath(store.root).utf8)))
         return cache + "/journal-" + name
+    }
+
+    /// The store's git folder, when it has one.
+    private static func repositoryFolder(_ store: PasswordStore) -> String? {
+        store.git(for: store.root + "/.gpg-id")?.gitDirectory()
     }
 
     /// Whether `folder` is a journal this user made: a folder of theirs no one else may enter.
@@ -85,6 +94,12 @@ package struct ChangeJournal {
                 } catch let error as CofferError {
                     throw CofferError(error.code, error.message + "; nothing was changed")
                 }
+            }
+            if let gitDirectory = repositoryFolder(store), !FileSystem.isGuardedFolder(gitDirectory) {
+                throw CofferError(
+                    .io,
+                    "the store's git folder \(Quoting.quoted(gitDirectory)) (or a folder above it) may be changed "
+                        + "by another user; nothing was changed")
             }
             throw CofferError(
                 .io, "no private folder for the journal of a change (set HOME); nothing was changed")
