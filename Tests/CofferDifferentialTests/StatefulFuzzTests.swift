@@ -29,13 +29,14 @@ struct StatefulFuzzTests {
     /// folder with no `.gpg-id` above it, an insert into a new folder on a full disk, a killed mv whose
     /// destination folder pass re-encrypts, an `init ''` that removes the store under a file size limit,
     /// a killed cp and mv -f into a folder holding untracked entries (which the commit stages), an insert
-    /// -e into a new folder whose first-use record hit a full disk (the folder stayed).
+    /// -e into a new folder whose first-use record hit a full disk (the folder stayed), a killed mv into
+    /// a folder whose index held an entry the work tree had lost (the undoing staged its removal).
     static let regressionSeeds: [UInt64] = [
         17_430_972_865_994_640_052, 11_920_337_861_226_153_272, 8_969_534_410_621_220_876,
         13_478_305_076_691_096_827, 13_826_741_535_637_550_726, 4_390_843_342_102_965_873,
         3_900_611_599_076_981_281, 1_544_685_573_001_031_978, 14_567_382_348_152_383_587,
         8_858_096_989_085_870_777, 12_212_971_275_084_182_636, 7_092_323_767_408_090_391,
-        1_778_884_567_989_342_917,
+        1_778_884_567_989_342_917, 15_532_850_711_906_744_126,
     ]
 
     @Test("Same outcome as pass after every step", arguments: fixedSeeds + regressionSeeds)

@@ -124,6 +124,7 @@ extension PasswordStore {
         // the index of each back.
         let changing =
             (copy ? [] : sources) + landing + (try Self.filesBelow(destinationIsFolder ? newPath : target))
+            + (try indexedFilesBelow(destinationIsFolder ? newPath : target))
             + (acceptance.map { [$0.file] } ?? []) + Array(plan.reencrypted.keys)
         let madeBelow = below.folders.map(landed).filter { FileSystem.kind($0) == .missing }
         try whole(changing) { journal in
@@ -184,6 +185,19 @@ extension PasswordStore {
             }
         }
         return files
+    }
+
+    /// The files git's index holds at or below `path` (those the work tree lost too: the commit's
+    /// `git add` of the folder stages their removal, which an undoing must take back; fuzz soak seed
+    /// 15532850711906744126).
+    func indexedFilesBelow(_ path: String) throws -> [String] {
+        guard let repository = git(for: path + "/-") ?? git(for: path), FileSystem.kind(path) != .missing
+        else { return [] }
+        let listed = try repository.runUnchecked(["ls-files", "-z", "--", repository.pathspec(path)])
+        guard listed.status == 0 else { return [] }
+        return listed.standardOutput.split(separator: 0).map {
+            repository.directory + "/" + String(decoding: $0, as: UTF8.self)
+        }
     }
 
     /// Moves or copies the files as `plan` says and commits, as ``transfer(_:to:copy:overwrite:onEvent:)``
