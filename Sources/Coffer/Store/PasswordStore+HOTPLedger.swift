@@ -130,27 +130,22 @@ extension PasswordStore {
         }
         // A secret this clone's ledger has not seen yet (its first sync after a clone, say) may be in the
         // tree under another name with a higher counter: a pusher's copy of an old version beside the
-        // original (red team, a code handed out twice). The tree's entries are read for it, once.
+        // original (red team, a code handed out twice). The tree's entries are read for it, once; what
+        // they hold goes in the ledger, where otp moves on from, and the copy is left as it came.
+        var elsewhere: [(key: OneTimePassword, counter: Int64)] = []
         let unseen = try Set(current.filter { try hotpCounterUsed($0.key) == nil }.map(\.id))
         if !unseen.isEmpty {
             for file in try Self.entryFiles(at: root) {
                 let bytes = try FileSystem.readFile(file)
                 guard !read.contains(Self.blobID(of: bytes)), let found = try hotp(bytes),
-                    unseen.contains(found.id),
-                    found.counter > highest[found.id]?.counter ?? -1
+                    unseen.contains(found.id)
                 else { continue }
-                highest[found.id] = (found.key, found.counter)
-            }
-        }
-        // And what this clone used or saw before.
-        for entry in current {
-            if let used = try hotpCounterUsed(entry.key), used > highest[entry.id]?.counter ?? -1 {
-                highest[entry.id] = (entry.key, used)
+                elsewhere.append((found.key, found.counter))
             }
         }
         // Seen is as good as taken: a copy of the entry under another name that arrives later with a lower
         // counter moves on from this one too.
-        try recordHOTPCounters(highest.values.map { ($0.key, $0.counter) })
+        try recordHOTPCounters(highest.values.map { ($0.key, $0.counter) } + elsewhere)
         var kept: [String] = []
         for entry in current {
             guard let counter = highest[entry.id]?.counter, counter > entry.counter else { continue }
