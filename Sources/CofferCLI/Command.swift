@@ -107,3 +107,8 @@ enum CommandRegistry {
     /// The commands help and completion show.
     static var visible: [Command] { all.filter { $0.origin != .hidden } }
 }
+
+extension Command {
+    /// The parser's options of `keys`, in their order.
+    static func options(_ keys: any OptionKey...) -> [OptionParser.Option] { keys.map(\.option) }
+}

@@ -23,7 +23,7 @@ extension PasswordStore {
     }
 
     /// The pruned tree of items whose name contains any of `terms`, ignoring case, as `coffer find` and
-    /// pass's `find` show it, from the walk that draws it (``StoreListing``), in its order.
+    /// pass's `find` show it, from the walk that draws it (`StoreListing`), in its order.
     ///
     /// The terms make the pattern `*term1*|*term2*...`, matched as `tree -P PATTERN --matchdirs --prune
     /// --ignore-case` matches it: files by name, folders by their path as deep as they lie; a matching

@@ -254,8 +254,3 @@ struct ValueOption: OptionKey {
     /// This option, matched only by its whole long name.
     var exact: ValueOption { ValueOption(option: option.exact) }
 }
-
-extension Command {
-    /// The parser's options of `keys`, in their order.
-    static func options(_ keys: any OptionKey...) -> [OptionParser.Option] { keys.map(\.option) }
-}
