@@ -242,7 +242,7 @@ enum EncryptionPlans {
     /// of this user that no one else may enter. Not the runtime folder in `/dev/shm`, which programs
     /// that share the user's id but not their home (a container sharing the host's IPC) can reach.
     ///
-    /// The folders above it must be guarded too (``isGuarded(_:)``): in a folder another user may write,
+    /// The folders above it must be guarded too (``FileSystem/isGuardedFolder(_:)``): in a folder another user may write,
     /// they could move the cache folder away and put back an old one, or a link, between two commands.
     static func folder() throws -> String {
         guard let folder = folderPath() else { throw CofferError(.io, "no home folder for encryption plans") }
@@ -252,14 +252,14 @@ enum EncryptionPlans {
         while FileSystem.kind(existing) == .missing && existing != "/" {
             existing = FileSystem.parent(of: existing)
         }
-        guard isGuarded(existing) else {
+        guard FileSystem.isGuardedFolder(existing) else {
             throw CofferError(
                 .io,
                 "\(Quoting.quoted(above)) (or a folder above it) may be changed by another user; set XDG_CACHE_HOME "
                     + "to a folder only you can write")
         }
         if FileSystem.kind(folder) == .missing { try FileSystem.makeDirectories(folder, mode: 0o700) }
-        guard isPrivate(folder), isGuarded(above) else {
+        guard isPrivate(folder), FileSystem.isGuardedFolder(above) else {
             throw CofferError(.io, "\(folder) is not a private folder of this user")
         }
         return folder
@@ -267,7 +267,9 @@ enum EncryptionPlans {
 
     /// ``folder()`` when it is there and guarded, without making it; `nil` otherwise.
     static func existingFolder() -> String? {
-        guard let folder = folderPath(), isPrivate(folder), isGuarded(FileSystem.parent(of: folder)) else {
+        guard let folder = folderPath(), isPrivate(folder),
+            FileSystem.isGuardedFolder(FileSystem.parent(of: folder))
+        else {
             return nil
         }
         return folder
@@ -279,10 +281,6 @@ enum EncryptionPlans {
         return lstat(folder, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR && info.st_uid == geteuid()
             && info.st_mode & 0o077 == 0
     }
-
-    /// Whether no other user can move or replace `folder` or a folder above it, as spelled (links on
-    /// the way included: see ``FileSystem/isGuardedFolder(_:)``).
-    package static func isGuarded(_ folder: String) -> Bool { FileSystem.isGuardedFolder(folder) }
 
     /// Where ``folder()`` is, without making it; `nil` when neither variable names an absolute folder.
     static func folderPath() -> String? {

@@ -35,7 +35,7 @@ package struct ChangeJournal {
     /// Only `creating` makes the cache folder: looking for a journal (at every command's start) writes
     /// nothing.
     static func folder(for store: PasswordStore, creating: Bool = false) -> String? {
-        if let gitDirectory = store.git(for: store.root + "/.gpg-id")?.gitDirectory() {
+        if let gitDirectory = repositoryFolder(store) {
             // A git folder elsewhere (`.git` a file naming it) is used only where no other user can move
             // it or re-point a link to it: else they could keep a journal from being removed and have
             // the next command put an old change back (red team, another local user).
@@ -87,19 +87,19 @@ package struct ChangeJournal {
     /// Keeps `paths` (absolute paths of files in the store) as they are now, then returns the journal.
     static func begin(_ store: PasswordStore, paths: [String]) throws -> ChangeJournal {
         guard let folder = folder(for: store, creating: true) else {
-            // Why the cache folder cannot be had, when it is that.
-            if store.git(for: store.root + "/.gpg-id") == nil, EncryptionPlans.folderPath() != nil {
+            // Why: the git folder is not guarded, or the cache folder cannot be had.
+            if let gitDirectory = repositoryFolder(store) {
+                throw CofferError(
+                    .io,
+                    "the store's git folder \(Quoting.quoted(gitDirectory)) (or a folder above it) may be changed "
+                        + "by another user; nothing was changed")
+            }
+            if EncryptionPlans.folderPath() != nil {
                 do {
                     _ = try EncryptionPlans.folder()
                 } catch let error as CofferError {
                     throw CofferError(error.code, error.message + "; nothing was changed")
                 }
-            }
-            if let gitDirectory = repositoryFolder(store), !FileSystem.isGuardedFolder(gitDirectory) {
-                throw CofferError(
-                    .io,
-                    "the store's git folder \(Quoting.quoted(gitDirectory)) (or a folder above it) may be changed "
-                        + "by another user; nothing was changed")
             }
             throw CofferError(
                 .io, "no private folder for the journal of a change (set HOME); nothing was changed")
